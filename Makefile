@@ -1,0 +1,35 @@
+# arm-hardening-gem5: the front door.
+#   make            deps, builds, the quick experiment set and the figures
+#   make test       the test suite (what CI runs)
+# Build outputs live in $(ARTIFACT_CACHE), never in the checkout.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+
+ARTIFACT_CACHE ?= $(HOME)/.cache/arm-hardening-gem5
+export ARTIFACT_CACHE
+GEM5_REPO ?= https://github.com/gem5/gem5.git
+export GEM5_REPO
+JOBS ?= $(shell nproc)
+VENV ?= .venv
+PY := $(VENV)/bin/python
+BUILD := $(PY) -m builders -j $(JOBS)
+
+.PHONY: all deps venv gem5 kernel kernels disk test
+
+all: deps gem5 kernels disk
+
+deps:
+	@bash tools/install-deps.sh
+	@$(MAKE) --no-print-directory venv
+
+venv: $(VENV)/.requirements-stamp
+
+$(VENV)/.requirements-stamp: requirements.txt
+	@command -v python3 >/dev/null || { echo "error: python3 is missing; run 'make deps' as root" >&2; exit 1; }
+	@test -x $(PY) || /usr/bin/python3 -m venv $(VENV) || python3 -m venv $(VENV)
+	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+gem5: venv
+	@$(BUILD) gem5

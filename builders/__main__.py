@@ -1,0 +1,41 @@
+"""Command line for the builders: ``python -m builders {gem5,kernel,disk} ...``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+from builders import gem5
+from builders.process import CommandFailed
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m builders")
+    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("-v", "--verbose", action="store_true")
+    sub = parser.add_subparsers(dest="what", required=True)
+    g = sub.add_parser("gem5", help="build gem5 + m5 + bootloaders into the cache")
+    g.add_argument("--print-path", action="store_true",
+                   help="print the cache entry path only (build if missing)")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
+    try:
+        if args.what == "gem5":
+            tools = gem5.ensure_tools(REPO_ROOT / "gem5-patches", args.jobs)
+            print(tools.path)
+            entry = gem5.ensure_gem5(REPO_ROOT / "gem5-patches", args.jobs)
+            print(entry.path)
+    except (CommandFailed, RuntimeError, FileNotFoundError) as err:
+        logging.error("%s", err)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,239 @@
+"""Build gem5 (with our patch series), its m5 utility and the arm64 bootloaders.
+
+gem5 is an external dependency: its source is checked out into a work tree in the
+cache, our patches from ``gem5-patches/series`` are applied on top of the pinned
+release, and the outputs are copied into a content-addressed entry keyed by the
+release, the patch contents and the build options.
+
+The work tree is reused across keys on purpose. Re-applying a different series
+only rewrites the files the patches touch, and SCons decides what to rebuild by
+content, so a one-file patch change recompiles that file and relinks.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from builders import cache
+from builders.process import run, run_streaming
+
+log = logging.getLogger(__name__)
+
+GEM5_VERSION = "v24.0.0.1"
+GEM5_COMMIT = "b1a44b89c7bae73fae2dc547bc1f871452075b85"
+UPSTREAM_REPO = "https://github.com/gem5/gem5.git"
+REPO_ENV = "GEM5_REPO"
+# Large prebuilt test binaries that gem5 keeps in git; not needed to build, and
+# some mirrors lack their blobs.
+SPARSE_PATTERNS = ("/*", "!/tests/test-progs/")
+# Bump when this recipe changes in a way that changes the outputs.
+RECIPE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Gem5BuildOptions:
+    """What is built: the ISA, binary flavour and Kconfig settings."""
+
+    isa: str = "ARM"
+    variant: str = "opt"
+    kconfig: dict[str, str] = field(
+        default_factory=lambda: {"RUBY": "n", "USE_SYSTEMC": "n", "USE_KVM": "n"})
+
+    def as_dict(self) -> dict[str, object]:
+        return {"isa": self.isa, "variant": self.variant, "kconfig": dict(self.kconfig)}
+
+
+@dataclass(frozen=True)
+class Patch:
+    name: str
+    path: Path
+
+    def digest(self) -> str:
+        return cache.file_digest(self.path)
+
+
+def read_series(patch_dir: Path) -> list[Patch]:
+    """Patches named in ``series`` in order; blank lines and ``#`` comments ignored."""
+    series = patch_dir / "series"
+    if not series.is_file():
+        return []
+    patches = []
+    for line in series.read_text().splitlines():
+        name = line.split("#", 1)[0].strip()
+        if not name:
+            continue
+        path = patch_dir / name
+        if not path.is_file():
+            raise FileNotFoundError(f"{series}: patch '{name}' does not exist")
+        patches.append(Patch(name, path))
+    return patches
+
+
+def build_inputs(patch_dir: Path, options: Gem5BuildOptions) -> dict[str, object]:
+    return {
+        "gem5_version": GEM5_VERSION,
+        "gem5_commit": GEM5_COMMIT,
+        "patches": [[p.name, p.digest()] for p in read_series(patch_dir)],
+        "options": options.as_dict(),
+        "recipe": RECIPE_VERSION,
+    }
+
+
+def gem5_entry(patch_dir: Path, options: Gem5BuildOptions | None = None,
+               root: Path | None = None) -> cache.Entry:
+    return cache.entry("gem5", build_inputs(patch_dir, options or Gem5BuildOptions()), root)
+
+
+def _is_remote(repo: str) -> bool:
+    return "://" in repo or repo.startswith("git@")
+
+
+def prepare_source(src: Path, repo: str) -> None:
+    """Make ``src`` a sparse checkout of the pinned commit with no local changes."""
+    if not (src / ".git").is_dir():
+        log.info("cloning gem5 from %s (sparse, without tests/test-progs)", repo)
+        if src.exists():
+            shutil.rmtree(src)
+        clone = ["git", "clone", "--quiet", "--no-checkout"]
+        if _is_remote(repo):
+            clone.append("--filter=blob:none")
+        run([*clone, repo, str(src)])
+        run(["git", "-C", str(src), "sparse-checkout", "set", "--no-cone", *SPARSE_PATTERNS])
+    have = subprocess.run(["git", "-C", str(src), "cat-file", "-e", f"{GEM5_COMMIT}^{{commit}}"],
+                          capture_output=True).returncode == 0
+    if not have:
+        run(["git", "-C", str(src), "fetch", "--quiet", repo, f"refs/tags/{GEM5_VERSION}"])
+    # Only files that differ from the pinned commit are rewritten, which keeps the
+    # rebuild after a patch change small.
+    run(["git", "-C", str(src), "-c", "advice.detachedHead=false", "checkout",
+         "--quiet", "--force", "--detach", GEM5_COMMIT], quiet_errors=True)
+    run(["git", "-C", str(src), "reset", "--quiet", "--hard", GEM5_COMMIT], quiet_errors=True)
+    run(["git", "-C", str(src), "clean", "-fdq", "-e", "/build/",
+         "-e", "/util/m5/build/"])
+
+
+def apply_series(src: Path, patches: list[Patch]) -> None:
+    for patch in patches:
+        log.info("applying gem5 patch %s", patch.name)
+        result = subprocess.run(["git", "-C", str(src), "apply", "--whitespace=nowarn",
+                                 str(patch.path.resolve())], capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"gem5 patch {patch.name} does not apply to "
+                               f"{GEM5_VERSION}:\n{result.stderr.strip()}")
+
+
+def configure(src: Path, options: Gem5BuildOptions) -> None:
+    """Run gem5's Kconfig steps, only when the options differ from the last build's."""
+    build_dir = src / "build" / options.isa
+    stamp = src / "build" / f".options-{options.isa}.json"
+    wanted = json.dumps(options.as_dict(), sort_keys=True)
+    if stamp.is_file() and stamp.read_text() == wanted and (build_dir / "gem5.build").is_dir():
+        return
+    scons = ["scons", "--ignore-style"]
+    run([*scons, "defconfig", f"build/{options.isa}", f"build_opts/{options.isa}"], cwd=src)
+    settings = [f"{k}={v}" for k, v in sorted(options.kconfig.items())]
+    run([*scons, "setconfig", f"build/{options.isa}", *settings], cwd=src)
+    stamp.write_text(wanted)
+
+
+def python_config() -> str:
+    # The simulator embeds Python; use the distribution's, not a pyenv or venv
+    # interpreter that may lack a shared libpython.
+    system = Path("/usr/bin/python3-config")
+    return str(system) if system.exists() else "python3-config"
+
+
+def build_gem5(src: Path, options: Gem5BuildOptions, jobs: int) -> Path:
+    target = f"build/{options.isa}/gem5.{options.variant}"
+    log.info("building %s with -j%d (a cold build takes 1.5-2 h on 2 cores)", target, jobs)
+    run_streaming(["scons", "--ignore-style", f"-j{jobs}", target,
+                   f"PYTHON_CONFIG={python_config()}"], cwd=src, label="gem5")
+    return src / target
+
+
+def build_m5(src: Path, jobs: int) -> Path:
+    m5_dir = src / "util" / "m5"
+    log.info("building util/m5 for arm64 (static)")
+    run_streaming(["scons", f"-j{jobs}", "arm64.CROSS_COMPILE=aarch64-linux-gnu-",
+                   "build/arm64/out/m5", "build/arm64/out/libm5.a"], cwd=m5_dir, label="m5")
+    return m5_dir / "build" / "arm64" / "out"
+
+
+def build_bootloaders(src: Path, out: Path) -> None:
+    log.info("building arm64 bootloaders")
+    work = out / ".bootloader-build"
+    run(["make", "-s", "-C", str(src / "system" / "arm" / "bootloader" / "arm64"),
+         f"BUILDDIR={work}", "all"])
+    for image in sorted(work.glob("*.arm64")):
+        shutil.copy2(image, out / image.name)
+    shutil.rmtree(work)
+
+
+def _source(entry: cache.Entry, patch_dir: Path, options: Gem5BuildOptions,
+            repo: str | None) -> Path:
+    """The work tree at the pinned commit with the series applied and configured."""
+    repo = repo or os.environ.get(REPO_ENV) or UPSTREAM_REPO
+    src = entry.root / "gem5" / "worktree" / "src"
+    src.parent.mkdir(parents=True, exist_ok=True)
+    prepare_source(src, repo)
+    apply_series(src, read_series(patch_dir))
+    configure(src, options)
+    return src
+
+
+def ensure_tools(patch_dir: Path, jobs: int, repo: str | None = None) -> cache.Entry:
+    """The guest-side tools: static arm64 ``m5``, ``libm5.a`` + headers, bootloaders.
+
+    Kept apart from the simulator binary because they build in a minute, and the
+    disk image and benchmarks need them long before a cold gem5 build ends.
+    """
+    options = Gem5BuildOptions()
+    inputs = {**build_inputs(patch_dir, options), "outputs": "guest-tools"}
+    inputs.pop("options")
+    entry = cache.entry("gem5-tools", inputs)
+    if entry.exists():
+        return entry
+    with cache.locked(entry.root / "gem5" / "worktree.lock"):
+        if entry.exists():
+            return entry
+        src = _source(entry, patch_dir, options, repo)
+        m5_out = build_m5(src, jobs)
+        with entry.staging(inputs) as out:
+            build_bootloaders(src, out)
+            shutil.copy2(m5_out / "m5", out / "m5")
+            shutil.copy2(m5_out / "libm5.a", out / "libm5.a")
+            shutil.copytree(src / "include", out / "include")
+    return entry
+
+
+def ensure_gem5(patch_dir: Path, jobs: int, repo: str | None = None,
+                options: Gem5BuildOptions | None = None) -> cache.Entry:
+    """Return the cache entry for this patch series, building it if it is missing."""
+    options = options or Gem5BuildOptions()
+    inputs = build_inputs(patch_dir, options)
+    entry = cache.entry("gem5", inputs)
+    if entry.exists():
+        log.info("gem5 cache hit: %s", entry.path)
+        return entry
+    started = time.monotonic()
+    with cache.locked(entry.root / "gem5" / "worktree.lock"):
+        if entry.exists():
+            return entry
+        src = _source(entry, patch_dir, options, repo)
+        binary = build_gem5(src, options, jobs)
+        with entry.staging(inputs) as out:
+            log.info("copying %s into the cache", binary.name)
+            shutil.copy2(binary, out / binary.name)
+            (out / "build-info.json").write_text(json.dumps({
+                "build_seconds": round(time.monotonic() - started, 1),
+                "jobs": jobs,
+                "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }, indent=2) + "\n")
+    return entry

@@ -1,0 +1,66 @@
+"""Running build commands with readable failures and progress on long steps."""
+
+from __future__ import annotations
+
+import collections
+import logging
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+TAIL_LINES = 40
+
+
+class CommandFailed(RuntimeError):
+    """A build command exited non-zero; the message carries its output tail."""
+
+
+def run(cmd: list[str], cwd: Path | None = None, quiet_errors: bool = False,
+        env: dict[str, str] | None = None) -> str:
+    """Run a short command; raise with its stderr when it fails."""
+    result = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
+    if result.returncode != 0:
+        raise CommandFailed(f"{' '.join(cmd)} failed ({result.returncode}):\n"
+                            f"{result.stderr.strip() or result.stdout.strip()}")
+    if result.stderr and not quiet_errors:
+        log.debug("%s", result.stderr.strip())
+    return result.stdout
+
+
+def run_streaming(cmd: list[str], cwd: Path | None = None, label: str = "",
+                  env: dict[str, str] | None = None, log_file: Path | None = None,
+                  every: float = 30.0) -> None:
+    """Run a long command, printing a progress line periodically.
+
+    Every output line goes to ``log_file`` (when given); the terminal sees one
+    status line per ``every`` seconds and, on failure, the last lines of output.
+    """
+    tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
+    started = last = time.monotonic()
+    lines = 0
+    sink = log_file.open("w") if log_file else None
+    try:
+        with subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True, errors="replace") as proc:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                lines += 1
+                tail.append(line.rstrip("\n"))
+                if sink:
+                    sink.write(line)
+                now = time.monotonic()
+                if now - last >= every:
+                    last = now
+                    print(f"[{label}] {(now - started) / 60:5.1f} min, {lines} lines: "
+                          f"{tail[-1][:100]}", file=sys.stderr, flush=True)
+            code = proc.wait()
+    finally:
+        if sink:
+            sink.close()
+    if code != 0:
+        raise CommandFailed(f"[{label}] {' '.join(cmd)} failed ({code}); last output:\n"
+                            + "\n".join(tail))
+    log.info("[%s] done in %.1f min", label, (time.monotonic() - started) / 60)
