@@ -33,3 +33,13 @@ $(VENV)/.requirements-stamp: requirements.txt
 
 gem5: venv
 	@$(BUILD) gem5
+
+VARIANT ?= baseline
+kernel: venv
+	@$(BUILD) kernel $(VARIANT)
+
+kernels: venv
+	@$(BUILD) kernel
+
+disk: venv
+	@$(BUILD) disk

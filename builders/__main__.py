@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from builders import gem5
+from builders import disk, gem5, kernel
 from builders.process import CommandFailed
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -22,6 +22,9 @@ def main(argv: list[str] | None = None) -> int:
     g = sub.add_parser("gem5", help="build gem5 + m5 + bootloaders into the cache")
     g.add_argument("--print-path", action="store_true",
                    help="print the cache entry path only (build if missing)")
+    k = sub.add_parser("kernel", help="build one or more kernel variants")
+    k.add_argument("variants", nargs="*", help="variant names (default: all)")
+    sub.add_parser("disk", help="build the guest disk image")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
@@ -31,6 +34,13 @@ def main(argv: list[str] | None = None) -> int:
             print(tools.path)
             entry = gem5.ensure_gem5(REPO_ROOT / "gem5-patches", args.jobs)
             print(entry.path)
+        elif args.what == "kernel":
+            patch_root = REPO_ROOT / "kernel-patches"
+            for name in args.variants or kernel.variants(patch_root):
+                print(kernel.ensure_kernel(patch_root, name, args.jobs).path)
+        elif args.what == "disk":
+            tools = gem5.ensure_tools(REPO_ROOT / "gem5-patches", args.jobs)
+            print(disk.ensure_disk(REPO_ROOT / "disk-image", tools, args.jobs).path / disk.IMAGE_NAME)
     except (CommandFailed, RuntimeError, FileNotFoundError) as err:
         logging.error("%s", err)
         return 1

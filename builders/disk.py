@@ -1,0 +1,114 @@
+"""Build the guest root file system as an ext4 image, without root privileges.
+
+Contents: Debian's static arm64 busybox, our ``init`` and ``/etc`` from
+``disk-image/rootfs``, gem5's ``m5`` tool, and the guest benchmarks from
+``disk-image/benchmarks`` compiled static for AArch64 against ``libm5``.
+``mke2fs -d`` copies the staged tree into the image, so no loop mount is needed.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+
+from builders import cache
+from builders.process import run
+
+log = logging.getLogger(__name__)
+
+BUSYBOX_PACKAGE = "busybox-static:arm64"
+CROSS_CC = "aarch64-linux-gnu-gcc"
+RECIPE_VERSION = 1
+IMAGE_NAME = "rootfs.ext4"
+HEADROOM_MIB = 64
+# Applets the init, the run scripts and an interactive shell use. busybox cannot
+# list its applets here (it is an arm64 binary), so the list is explicit.
+BUSYBOX_APPLETS = (
+    "sh ash cat chmod cp date dd df dmesg echo env false grep head hostname ls "
+    "mkdir mknod mount mv ps pwd rm rmdir sed sleep sort sync tail tee test time "
+    "touch true umount uname wc xargs [ [[ seq expr printf awk cut tr id stat find "
+    "poweroff reboot sysctl free top"
+).split()
+
+
+def fetch_deb(root: Path, package: str) -> Path:
+    """Download a Debian package into the cache once; ``apt-get download`` pins it."""
+    debs = root / "debs"
+    debs.mkdir(parents=True, exist_ok=True)
+    name = package.split(":")[0]
+    found = sorted(debs.glob(f"{name}_*.deb"))
+    if found:
+        return found[-1]
+    log.info("downloading %s", package)
+    try:
+        run(["apt-get", "download", package], cwd=debs)
+    except Exception as err:
+        raise RuntimeError(f"cannot download {package}: run 'make deps' (adds the arm64 "
+                           f"architecture to apt): {err}") from err
+    (deb,) = sorted(debs.glob(f"{name}_*.deb"))
+    return deb
+
+
+def build_inputs(disk_dir: Path, tools: cache.Entry, busybox_deb: Path) -> dict[str, object]:
+    return {
+        "rootfs": cache.tree_digest(disk_dir / "rootfs"),
+        "benchmarks": cache.tree_digest(disk_dir / "benchmarks"),
+        "gem5_tools": tools.key,
+        "busybox": [busybox_deb.name, cache.file_digest(busybox_deb)],
+        "compiler": run([CROSS_CC, "--version"]).splitlines()[0],
+        "recipe": RECIPE_VERSION,
+    }
+
+
+def stage_rootfs(disk_dir: Path, tools: cache.Entry, busybox_deb: Path, jobs: int,
+                 stage: Path) -> None:
+    for sub in ("bin", "sbin", "dev", "proc", "sys", "tmp", "root", "bench", "etc"):
+        (stage / sub).mkdir(parents=True, exist_ok=True)
+    unpacked = stage.parent / "busybox-deb"
+    run(["dpkg-deb", "-x", str(busybox_deb), str(unpacked)])
+    shutil.copy2(unpacked / "bin" / "busybox", stage / "bin" / "busybox")
+    shutil.rmtree(unpacked)
+    for applet in BUSYBOX_APPLETS:
+        (stage / "bin" / applet).symlink_to("busybox")
+    shutil.copytree(disk_dir / "rootfs", stage, dirs_exist_ok=True, symlinks=True)
+    shutil.copy2(tools.path / "m5", stage / "sbin" / "m5")
+    run(["make", "-s", "-C", str(disk_dir / "benchmarks"), f"-j{jobs}", f"CC={CROSS_CC}",
+         f"M5_INCLUDE={tools.path / 'include'}", f"M5_LIB={tools.path / 'libm5.a'}",
+         f"OUT={stage / 'bench'}"])
+
+
+def tree_size(root: Path) -> int:
+    return sum(p.lstat().st_size for p in root.rglob("*"))
+
+
+def make_image(stage: Path, image: Path) -> None:
+    size_mib = tree_size(stage) // (1 << 20) + HEADROOM_MIB
+    # A fixed UUID and hash seed keep the image identical for identical inputs.
+    env = {**os.environ, "E2FSPROGS_FAKE_TIME": "1767225600"}
+    run(["mke2fs", "-q", "-t", "ext4", "-F", "-L", "rootfs", "-U",
+         "9a1c7a2e-0000-4000-8000-000000000001", "-E", "hash_seed="
+         "9a1c7a2e-0000-4000-8000-000000000002,root_owner=0:0",
+         "-d", str(stage), str(image), f"{size_mib}M"], env=env)
+
+
+def ensure_disk(disk_dir: Path, tools: cache.Entry, jobs: int) -> cache.Entry:
+    root = cache.cache_root()
+    busybox_deb = fetch_deb(root, BUSYBOX_PACKAGE)
+    inputs = build_inputs(disk_dir, tools, busybox_deb)
+    entry = cache.entry("disk", inputs, root)
+    if entry.exists():
+        log.info("disk image cache hit: %s", entry.path)
+        return entry
+    started = time.monotonic()
+    log.info("building the disk image")
+    with entry.staging(inputs) as out:
+        stage = out / "stage" / "rootfs"
+        stage.mkdir(parents=True)
+        stage_rootfs(disk_dir, tools, busybox_deb, jobs, stage)
+        make_image(stage, out / IMAGE_NAME)
+        shutil.rmtree(out / "stage")
+    log.info("disk image built in %.1f s", time.monotonic() - started)
+    return entry

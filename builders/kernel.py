@@ -1,0 +1,248 @@
+"""Build Linux 6.12 kernel variants for the simulated machine.
+
+A variant is a folder ``kernel-patches/<variant>/`` holding ``series`` (patches
+applied in order) and ``config`` (a Kconfig fragment). Its kernel is the shared
+``kernel-patches/base.config`` plus that fragment merged onto ``allnoconfig``
+with the kernel's own ``merge_config.sh``, cross-compiled with ccache.
+
+Each variant keeps its own patched source tree and object directory in the
+cache, so building one variant never invalidates another, and a patch change
+recompiles only what it touches. Finished ``Image``/``vmlinux`` land in a
+content-addressed entry keyed by source, patches, config fragments and compiler.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import shutil
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from builders import cache
+from builders.gem5 import Patch, read_series
+from builders.process import run, run_streaming
+
+log = logging.getLogger(__name__)
+
+DEBIAN_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
+DEBIAN_PACKAGE = "linux-source-6.12"
+TARBALL_URL_ENV = "LINUX_TARBALL_URL"
+TARBALL_SHA_ENV = "LINUX_TARBALL_SHA256"
+CROSS_COMPILE = "aarch64-linux-gnu-"
+RECIPE_VERSION = 1
+# Fixed build identity so that rebuilding the same inputs gives the same Image
+# and ccache can hit across variants.
+REPRODUCIBLE_ENV = {
+    "KBUILD_BUILD_TIMESTAMP": "Thu Jan  1 00:00:00 UTC 2026",
+    "KBUILD_BUILD_USER": "arm-hardening-gem5",
+    "KBUILD_BUILD_HOST": "builder",
+}
+CONFIG_LINE = re.compile(r"^(CONFIG_[A-Za-z0-9_]+)=(.*)$")
+UNSET_LINE = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
+
+
+class UnknownVariant(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class KernelSource:
+    """Where the Linux tree comes from and what identifies it."""
+
+    tarball: Path
+    identity: dict[str, str]
+
+
+def variants(patch_root: Path) -> list[str]:
+    return sorted(p.name for p in patch_root.iterdir()
+                  if p.is_dir() and (p / "config").is_file())
+
+
+def variant_dir(patch_root: Path, variant: str) -> Path:
+    known = variants(patch_root)
+    if variant not in known:
+        raise UnknownVariant(f"unknown kernel variant '{variant}'; valid variants: "
+                             + ", ".join(known))
+    return patch_root / variant
+
+
+def locate_source(root: Path) -> KernelSource:
+    """Debian's linux-source-6.12 by default, or a pinned upstream tarball."""
+    url = os.environ.get(TARBALL_URL_ENV)
+    if url:
+        sha = os.environ.get(TARBALL_SHA_ENV)
+        if not sha:
+            raise RuntimeError(f"{TARBALL_URL_ENV} needs {TARBALL_SHA_ENV} to pin its contents")
+        tarball = root / "kernel" / "tarballs" / f"{sha}{''.join(Path(url).suffixes[-2:])}"
+        if not tarball.is_file():
+            log.info("downloading %s", url)
+            tarball.parent.mkdir(parents=True, exist_ok=True)
+            partial = tarball.with_name(tarball.name + ".partial")
+            urllib.request.urlretrieve(url, partial)  # noqa: S310 - user-chosen URL
+            if cache.file_digest(partial) != sha:
+                partial.unlink()
+                raise RuntimeError(f"{url} does not match {TARBALL_SHA_ENV}={sha}")
+            partial.rename(tarball)
+        return KernelSource(tarball, {"kind": "tarball", "sha256": sha})
+    if not DEBIAN_TARBALL.is_file():
+        raise RuntimeError(f"{DEBIAN_TARBALL} is missing: run 'make deps' "
+                           f"(installs {DEBIAN_PACKAGE}) or set {TARBALL_URL_ENV}")
+    version = run(["dpkg-query", "-W", "-f=${Version}", DEBIAN_PACKAGE]).strip()
+    # The package version names the contents; hashing 150 MB on every make would
+    # only repeat what dpkg already guarantees.
+    return KernelSource(DEBIAN_TARBALL, {"kind": "debian", "package": DEBIAN_PACKAGE,
+                                         "version": version})
+
+
+def compiler_identity() -> str:
+    return run([f"{CROSS_COMPILE}gcc", "--version"]).splitlines()[0]
+
+
+def parse_config(text: str) -> dict[str, str]:
+    """Kconfig lines as {symbol: value}; ``# X is not set`` becomes ``n``."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if match := CONFIG_LINE.match(line):
+            values[match.group(1)] = match.group(2)
+        elif match := UNSET_LINE.match(line):
+            values[match.group(1)] = "n"
+    return values
+
+
+def dropped_options(requested: dict[str, str], final: dict[str, str]) -> list[str]:
+    """Requested settings that the final .config does not honour."""
+    dropped = []
+    for symbol, value in requested.items():
+        got = final.get(symbol, "n")
+        if got != value:
+            dropped.append(f"{symbol}={value} (final: {got})")
+    return dropped
+
+
+def fragments(patch_root: Path, variant: str) -> list[Path]:
+    return [patch_root / "base.config", variant_dir(patch_root, variant) / "config"]
+
+
+def requested_config(patch_root: Path, variant: str) -> dict[str, str]:
+    requested: dict[str, str] = {}
+    for fragment in fragments(patch_root, variant):
+        requested.update(parse_config(fragment.read_text()))
+    return requested
+
+
+def build_inputs(patch_root: Path, variant: str, source: KernelSource) -> dict[str, object]:
+    directory = variant_dir(patch_root, variant)
+    return {
+        "variant": variant,
+        "source": source.identity,
+        "patches": [[p.name, p.digest()] for p in read_series(directory)],
+        "config_fragments": [[f.name, cache.file_digest(f)]
+                             for f in fragments(patch_root, variant)],
+        "compiler": compiler_identity(),
+        "recipe": RECIPE_VERSION,
+    }
+
+
+def pristine_tree(root: Path, source: KernelSource) -> Path:
+    """The unpacked source, shared read-only by every variant's work tree."""
+    tag = hashlib.sha256(repr(sorted(source.identity.items())).encode()).hexdigest()[:12]
+    pristine = root / "kernel" / f"source-{tag}"
+    if (pristine / "Makefile").is_file():
+        return pristine
+    log.info("unpacking %s (about a minute)", source.tarball)
+    partial = pristine.with_name(pristine.name + ".partial")
+    if partial.exists():
+        shutil.rmtree(partial)
+    partial.mkdir(parents=True)
+    run(["tar", "-xf", str(source.tarball), "-C", str(partial)])
+    (inner,) = [p for p in partial.iterdir() if p.is_dir()]
+    inner.rename(pristine)
+    shutil.rmtree(partial)
+    return pristine
+
+
+def sync_tree(pristine: Path, src: Path) -> None:
+    # Compare by content and give rewritten files a fresh mtime, so that undoing
+    # an earlier patch makes kbuild recompile exactly the files it had touched.
+    src.mkdir(parents=True, exist_ok=True)
+    run(["rsync", "-rl", "--checksum", "--no-times", "--delete",
+         f"{pristine}/", f"{src}/"])
+
+
+def apply_patches(src: Path, patches: list[Patch], variant: str) -> None:
+    for patch in patches:
+        log.info("applying kernel patch %s/%s", variant, patch.name)
+        try:
+            run(["patch", "-p1", "--forward", "--batch", "--quiet", "-i",
+                 str(patch.path.resolve())], cwd=src)
+        except Exception as err:
+            raise RuntimeError(f"kernel patch {variant}/{patch.name} does not apply "
+                               f"to the Linux source: {err}") from err
+
+
+def make_env(root: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(REPRODUCIBLE_ENV)
+    env.update({"ARCH": "arm64", "CROSS_COMPILE": CROSS_COMPILE,
+                "CCACHE_DIR": str(root / "ccache"), "CCACHE_BASEDIR": str(root / "kernel"),
+                "CCACHE_MAXSIZE": "5G"})
+    return env
+
+
+def merge_config(src: Path, objdir: Path, frags: list[Path], env: dict[str, str]) -> None:
+    objdir.mkdir(parents=True, exist_ok=True)
+    run(["bash", "scripts/kconfig/merge_config.sh", "-n", "-O", str(objdir),
+         *[str(f.resolve()) for f in frags]], cwd=src, env=env)
+
+
+def check_config(objdir: Path, requested: dict[str, str], variant: str) -> None:
+    dropped = dropped_options(requested, parse_config((objdir / ".config").read_text()))
+    if dropped:
+        raise RuntimeError(f"kernel variant {variant}: Kconfig dropped requested options "
+                           "(missing dependencies?): " + ", ".join(dropped))
+
+
+def prepare_variant(root: Path, patch_root: Path, variant: str,
+                    source: KernelSource) -> tuple[Path, Path, dict[str, str]]:
+    """Patched source and configured object directory for one variant."""
+    work = root / "kernel" / "work" / variant
+    src, objdir = work / "src", work / "obj"
+    sync_tree(pristine_tree(root, source), src)
+    apply_patches(src, read_series(variant_dir(patch_root, variant)), variant)
+    env = make_env(root)
+    merge_config(src, objdir, fragments(patch_root, variant), env)
+    check_config(objdir, requested_config(patch_root, variant), variant)
+    return src, objdir, env
+
+
+def ensure_kernel(patch_root: Path, variant: str, jobs: int) -> cache.Entry:
+    root = cache.cache_root()
+    source = locate_source(root)
+    inputs = build_inputs(patch_root, variant, source)
+    entry = cache.entry("kernel", inputs, root)
+    if entry.exists():
+        log.info("kernel %s cache hit: %s", variant, entry.path)
+        return entry
+    started = time.monotonic()
+    with cache.locked(root / "kernel" / "work" / f"{variant}.lock"):
+        if entry.exists():
+            return entry
+        src, objdir, env = prepare_variant(root, patch_root, variant, source)
+        log.info("building kernel %s with -j%d", variant, jobs)
+        run_streaming(["make", "-C", str(src), f"O={objdir}", f"-j{jobs}",
+                       f"CC=ccache {CROSS_COMPILE}gcc", "Image", "vmlinux"],
+                      env=env, label=f"kernel {variant}")
+        with entry.staging({**inputs, "build_seconds": round(time.monotonic() - started, 1)}
+                           ) as out:
+            for built, name in [(objdir / "arch/arm64/boot/Image", "Image"),
+                                (objdir / "vmlinux", "vmlinux"),
+                                (objdir / ".config", "config"),
+                                (objdir / "System.map", "System.map")]:
+                shutil.copy2(built, out / name)
+    return entry
