@@ -20,7 +20,7 @@ BUILD := $(PY) -m builders -j $(JOBS)
 all: deps gem5 kernels disk
 
 deps:
-	@bash tools/install-deps.sh
+	@bash builders/install-deps.sh
 	@$(MAKE) --no-print-directory venv
 
 venv: $(VENV)/.requirements-stamp
@@ -43,3 +43,6 @@ kernels: venv
 
 disk: venv
 	@$(BUILD) disk
+
+test: venv
+	@$(PY) -m pytest -q

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from builders import cache
+from builders.patches import apply_series, read_series
 from builders.process import run, run_streaming
 
 log = logging.getLogger(__name__)
@@ -50,32 +51,6 @@ class Gem5BuildOptions:
         return {"isa": self.isa, "variant": self.variant, "kconfig": dict(self.kconfig)}
 
 
-@dataclass(frozen=True)
-class Patch:
-    name: str
-    path: Path
-
-    def digest(self) -> str:
-        return cache.file_digest(self.path)
-
-
-def read_series(patch_dir: Path) -> list[Patch]:
-    """Patches named in ``series`` in order; blank lines and ``#`` comments ignored."""
-    series = patch_dir / "series"
-    if not series.is_file():
-        return []
-    patches = []
-    for line in series.read_text().splitlines():
-        name = line.split("#", 1)[0].strip()
-        if not name:
-            continue
-        path = patch_dir / name
-        if not path.is_file():
-            raise FileNotFoundError(f"{series}: patch '{name}' does not exist")
-        patches.append(Patch(name, path))
-    return patches
-
-
 def build_inputs(patch_dir: Path, options: Gem5BuildOptions) -> dict[str, object]:
     return {
         "gem5_version": GEM5_VERSION,
@@ -89,6 +64,17 @@ def build_inputs(patch_dir: Path, options: Gem5BuildOptions) -> dict[str, object
 def gem5_entry(patch_dir: Path, options: Gem5BuildOptions | None = None,
                root: Path | None = None) -> cache.Entry:
     return cache.entry("gem5", build_inputs(patch_dir, options or Gem5BuildOptions()), root)
+
+
+def tools_inputs(patch_dir: Path) -> dict[str, object]:
+    # Guest tools do not depend on the simulator's build options.
+    inputs = {**build_inputs(patch_dir, Gem5BuildOptions()), "outputs": "guest-tools"}
+    inputs.pop("options")
+    return inputs
+
+
+def tools_entry(patch_dir: Path, root: Path | None = None) -> cache.Entry:
+    return cache.entry("gem5-tools", tools_inputs(patch_dir), root)
 
 
 def _is_remote(repo: str) -> bool:
@@ -117,16 +103,6 @@ def prepare_source(src: Path, repo: str) -> None:
     run(["git", "-C", str(src), "reset", "--quiet", "--hard", GEM5_COMMIT], quiet_errors=True)
     run(["git", "-C", str(src), "clean", "-fdq", "-e", "/build/",
          "-e", "/util/m5/build/"])
-
-
-def apply_series(src: Path, patches: list[Patch]) -> None:
-    for patch in patches:
-        log.info("applying gem5 patch %s", patch.name)
-        result = subprocess.run(["git", "-C", str(src), "apply", "--whitespace=nowarn",
-                                 str(patch.path.resolve())], capture_output=True, text=True)
-        if result.returncode != 0:
-            raise RuntimeError(f"gem5 patch {patch.name} does not apply to "
-                               f"{GEM5_VERSION}:\n{result.stderr.strip()}")
 
 
 def configure(src: Path, options: Gem5BuildOptions) -> None:
@@ -183,7 +159,7 @@ def _source(entry: cache.Entry, patch_dir: Path, options: Gem5BuildOptions,
     src = entry.root / "gem5" / "worktree" / "src"
     src.parent.mkdir(parents=True, exist_ok=True)
     prepare_source(src, repo)
-    apply_series(src, read_series(patch_dir))
+    apply_series(src, read_series(patch_dir), f"gem5 {GEM5_VERSION}")
     configure(src, options)
     return src
 
@@ -195,9 +171,8 @@ def ensure_tools(patch_dir: Path, jobs: int, repo: str | None = None) -> cache.E
     disk image and benchmarks need them long before a cold gem5 build ends.
     """
     options = Gem5BuildOptions()
-    inputs = {**build_inputs(patch_dir, options), "outputs": "guest-tools"}
-    inputs.pop("options")
-    entry = cache.entry("gem5-tools", inputs)
+    entry = tools_entry(patch_dir)
+    inputs = tools_inputs(patch_dir)
     if entry.exists():
         return entry
     with cache.locked(entry.root / "gem5" / "worktree.lock"):

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from builders import cache
-from builders.gem5 import Patch, read_series
+from builders.patches import apply_series, read_series
 from builders.process import run, run_streaming
 
 log = logging.getLogger(__name__)
@@ -175,17 +175,6 @@ def sync_tree(pristine: Path, src: Path) -> None:
          f"{pristine}/", f"{src}/"])
 
 
-def apply_patches(src: Path, patches: list[Patch], variant: str) -> None:
-    for patch in patches:
-        log.info("applying kernel patch %s/%s", variant, patch.name)
-        try:
-            run(["patch", "-p1", "--forward", "--batch", "--quiet", "-i",
-                 str(patch.path.resolve())], cwd=src)
-        except Exception as err:
-            raise RuntimeError(f"kernel patch {variant}/{patch.name} does not apply "
-                               f"to the Linux source: {err}") from err
-
-
 def make_env(root: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(REPRODUCIBLE_ENV)
@@ -214,11 +203,26 @@ def prepare_variant(root: Path, patch_root: Path, variant: str,
     work = root / "kernel" / "work" / variant
     src, objdir = work / "src", work / "obj"
     sync_tree(pristine_tree(root, source), src)
-    apply_patches(src, read_series(variant_dir(patch_root, variant)), variant)
+    apply_series(src, read_series(variant_dir(patch_root, variant)), f"kernel {variant}")
     env = make_env(root)
     merge_config(src, objdir, fragments(patch_root, variant), env)
     check_config(objdir, requested_config(patch_root, variant), variant)
     return src, objdir, env
+
+
+def merged_config(patch_root: Path, variant: str, scratch: Path) -> dict[str, str]:
+    """The final .config a variant gets, computed in ``scratch`` without building.
+
+    The patched tree is a hard-link copy of the pristine source; patch(1)
+    replaces files rather than editing them, so the pristine tree is untouched.
+    """
+    root = cache.cache_root()
+    pristine = pristine_tree(root, locate_source(root))
+    src, objdir = scratch / "src", scratch / "obj"
+    run(["cp", "-al", str(pristine), str(src)])
+    apply_series(src, read_series(variant_dir(patch_root, variant)), f"kernel {variant}")
+    merge_config(src, objdir, fragments(patch_root, variant), make_env(root))
+    return parse_config((objdir / ".config").read_text())
 
 
 def ensure_kernel(patch_root: Path, variant: str, jobs: int) -> cache.Entry:

@@ -1,0 +1,62 @@
+"""Patch series: a folder with a ``series`` file naming patches in order."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from builders import cache
+
+DIFF_TARGET = re.compile(r"^(?:---|\+\+\+) (?:[ab]/)?(\S+)")
+
+
+@dataclass(frozen=True)
+class Patch:
+    name: str
+    path: Path
+
+    def digest(self) -> str:
+        return cache.file_digest(self.path)
+
+    def touched_files(self) -> list[str]:
+        """Paths (relative to the tree root) that this patch reads or writes."""
+        paths = []
+        for line in self.path.read_text(errors="replace").splitlines():
+            match = DIFF_TARGET.match(line)
+            if match and match.group(1) != "/dev/null" and match.group(1) not in paths:
+                paths.append(match.group(1))
+        return paths
+
+
+def read_series(patch_dir: Path) -> list[Patch]:
+    """Patches named in ``series`` in order; blank lines and ``#`` comments ignored."""
+    series = patch_dir / "series"
+    if not series.is_file():
+        return []
+    patches = []
+    for line in series.read_text().splitlines():
+        name = line.split("#", 1)[0].strip()
+        if not name:
+            continue
+        path = patch_dir / name
+        if not path.is_file():
+            raise FileNotFoundError(f"{series}: patch '{name}' does not exist")
+        patches.append(Patch(name, path))
+    return patches
+
+
+def apply_series(tree: Path, patches: list[Patch], label: str) -> None:
+    """Apply patches in order with GNU patch; name the first one that fails.
+
+    patch(1) writes each result to a new file, so a tree of hard links to a
+    pristine copy is safe to patch.
+    """
+    for patch in patches:
+        result = subprocess.run(["patch", "-p1", "--forward", "--batch", "--quiet",
+                                 "--no-backup-if-mismatch", "-i", str(patch.path.resolve())],
+                                cwd=tree, capture_output=True, text=True)
+        if result.returncode != 0:
+            raise RuntimeError(f"{label} patch {patch.name} does not apply:\n"
+                               f"{(result.stdout + result.stderr).strip()}")

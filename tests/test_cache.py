@@ -1,0 +1,78 @@
+"""Cache keys: stable for equal inputs, different for any changed input."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from builders import cache, gem5
+
+
+def test_key_ignores_dict_order() -> None:
+    assert cache.key_of({"a": 1, "b": [1, 2]}) == cache.key_of({"b": [1, 2], "a": 1})
+
+
+def test_key_changes_with_any_value() -> None:
+    base = {"version": "v24.0.0.1", "patches": [["0001-x.patch", "aa"]]}
+    changed = {"version": "v24.0.0.1", "patches": [["0001-x.patch", "ab"]]}
+    assert cache.key_of(base) != cache.key_of(changed)
+
+
+def test_cache_root_follows_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "c"))
+    assert cache.cache_root() == (tmp_path / "c").resolve()
+    monkeypatch.delenv(cache.CACHE_ENV)
+    assert cache.cache_root() == Path.home() / ".cache" / "arm-hardening-gem5"
+
+
+def test_staging_publishes_only_complete_entries(tmp_path: Path) -> None:
+    entry = cache.entry("thing", {"x": 1}, tmp_path)
+    with pytest.raises(RuntimeError):
+        with entry.staging({"x": 1}) as out:
+            (out / "half").write_text("written")
+            raise RuntimeError("build failed")
+    assert not entry.exists()
+    assert list((tmp_path / "thing").iterdir()) == []
+    with entry.staging({"x": 1}) as out:
+        (out / "whole").write_text("written")
+    assert entry.exists()
+    assert entry.manifest()["inputs"] == {"x": 1}
+
+
+def _series_dir(tmp_path: Path, body: bytes) -> Path:
+    patch_dir = tmp_path / "patches"
+    patch_dir.mkdir(exist_ok=True)
+    (patch_dir / "0001-change.patch").write_bytes(body)
+    (patch_dir / "series").write_text("# comment\n0001-change.patch\n\n")
+    return patch_dir
+
+
+def test_gem5_key_follows_patch_contents(tmp_path: Path) -> None:
+    options = gem5.Gem5BuildOptions()
+    first = cache.key_of(gem5.build_inputs(_series_dir(tmp_path, b"one"), options))
+    second = cache.key_of(gem5.build_inputs(_series_dir(tmp_path, b"two"), options))
+    again = cache.key_of(gem5.build_inputs(_series_dir(tmp_path, b"two"), options))
+    assert first != second
+    assert second == again
+
+
+def test_gem5_key_follows_build_options(tmp_path: Path) -> None:
+    patch_dir = _series_dir(tmp_path, b"one")
+    default = gem5.build_inputs(patch_dir, gem5.Gem5BuildOptions())
+    debug = gem5.build_inputs(patch_dir, gem5.Gem5BuildOptions(variant="debug"))
+    assert cache.key_of(default) != cache.key_of(debug)
+
+
+def test_series_names_a_missing_patch(tmp_path: Path) -> None:
+    (tmp_path / "series").write_text("0001-missing.patch\n")
+    with pytest.raises(FileNotFoundError, match="0001-missing.patch"):
+        gem5.build_inputs(tmp_path, gem5.Gem5BuildOptions())
+
+
+def test_tree_digest_sees_renames(tmp_path: Path) -> None:
+    (tmp_path / "a").write_text("x")
+    before = cache.tree_digest(tmp_path)
+    os.rename(tmp_path / "a", tmp_path / "b")
+    assert cache.tree_digest(tmp_path) != before
