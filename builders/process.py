@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import os
 import subprocess
 import sys
 import time
@@ -38,6 +39,8 @@ def run_streaming(cmd: list[str], cwd: Path | None = None, label: str = "",
     Every output line goes to ``log_file`` (when given); the terminal sees one
     status line per ``every`` seconds and, on failure, the last lines of output.
     """
+    # SCons is Python: without this its output reaches us in 4 KiB bursts.
+    env = {**(env or os.environ), "PYTHONUNBUFFERED": "1"}
     tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
     started = last = time.monotonic()
     lines = 0
