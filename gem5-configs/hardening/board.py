@@ -1,0 +1,52 @@
+"""The simulated machine: gem5's VExpress_GEM5_Foundation platform (GICv3, PL011,
+PCI ECAM + virtio-blk), DDR4 memory, our kernel, bootloader and disk image."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from m5.objects import ArmRelease, VExpress_GEM5_Foundation
+
+from gem5.components.boards.arm_board import ArmBoard
+from gem5.components.cachehierarchies.abstract_cache_hierarchy import AbstractCacheHierarchy
+from gem5.components.memory.single_channel import SingleChannelDDR4_2400
+from gem5.components.processors.abstract_processor import AbstractProcessor
+from gem5.resources.resource import BootloaderResource, DiskImageResource, KernelResource
+
+# earlycon makes a boot that dies before the console driver still print.
+KERNEL_ARGS = (
+    "console=ttyAMA0",
+    "earlycon=pl011,0x1c090000",
+    "root=/dev/vda",
+    "rw",
+    "norandmaps",
+)
+
+
+def make_board(processor: AbstractProcessor, cache_hierarchy: AbstractCacheHierarchy,
+               clock: str, memory_size: str, release: ArmRelease) -> ArmBoard:
+    """Memory is one DDR4-2400 channel for every core model: a checkpoint holds
+    the memory contents by address range, so all runs restored from it must see
+    the same memory map."""
+    return ArmBoard(
+        clk_freq=clock,
+        processor=processor,
+        memory=SingleChannelDDR4_2400(size=memory_size),
+        cache_hierarchy=cache_hierarchy,
+        platform=VExpress_GEM5_Foundation(),
+        release=release,
+    )
+
+
+def set_workload(board: ArmBoard, vmlinux: Path, disk: Path, bootloader: Path,
+                 script: str, checkpoint: Path | None = None) -> None:
+    """Boot ``vmlinux`` (an ELF, so gem5 sees kernel symbols and stops the run
+    on a guest panic or oops) and hand ``script`` to the guest's init."""
+    board.set_kernel_disk_workload(
+        kernel=KernelResource(local_path=str(vmlinux)),
+        disk_image=DiskImageResource(local_path=str(disk)),
+        bootloader=BootloaderResource(local_path=str(bootloader)),
+        readfile_contents=script,
+        kernel_args=list(KERNEL_ARGS),
+        checkpoint=checkpoint,
+    )

@@ -1,0 +1,74 @@
+"""Classic-cache hierarchy: private L1I, L1D and L2 per core, a shared L3.
+
+Page-table walks enter at the core's L2 bus, as they do on the A76/Neoverse
+cores, whose walkers look up the L2 (A76-TRM).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from m5.objects import BadAddr, Cache, L2XBar, Port, SystemXBar
+
+from gem5.components.boards.abstract_board import AbstractBoard
+from gem5.components.cachehierarchies.classic.abstract_classic_cache_hierarchy import (
+    AbstractClassicCacheHierarchy,
+)
+from gem5.utils.override import overrides
+
+
+class PrivateL1L2SharedL3(AbstractClassicCacheHierarchy):
+    """Cache factories come from the core model, so every parameter lives there."""
+
+    def __init__(self, num_cores: int, make_l1i: Callable[[], Cache],
+                 make_l1d: Callable[[], Cache], make_l2: Callable[[], Cache],
+                 make_l3: Callable[[], Cache]) -> None:
+        AbstractClassicCacheHierarchy.__init__(self)
+        # Built here rather than when wired, so parameter overrides can reach them.
+        self.l1i = [make_l1i() for _ in range(num_cores)]
+        self.l1d = [make_l1d() for _ in range(num_cores)]
+        self.l2 = [make_l2() for _ in range(num_cores)]
+        self.l2bus = [L2XBar() for _ in range(num_cores)]
+        self.l3 = make_l3()
+        self.l3bus = L2XBar()
+        self.membus = SystemXBar(width=64)
+        self.membus.badaddr_responder = BadAddr()
+        self.membus.default = self.membus.badaddr_responder.pio
+
+    @overrides(AbstractClassicCacheHierarchy)
+    def get_mem_side_port(self) -> Port:
+        return self.membus.mem_side_ports
+
+    @overrides(AbstractClassicCacheHierarchy)
+    def get_cpu_side_port(self) -> Port:
+        return self.membus.cpu_side_ports
+
+    @overrides(AbstractClassicCacheHierarchy)
+    def incorporate_cache(self, board: AbstractBoard) -> None:
+        board.connect_system_port(self.membus.cpu_side_ports)
+        for _, port in board.get_memory().get_mem_ports():
+            self.membus.mem_side_ports = port
+
+        self.l3.cpu_side = self.l3bus.mem_side_ports
+        self.l3.mem_side = self.membus.cpu_side_ports
+
+        cores = board.get_processor().get_cores()
+        assert len(cores) == len(self.l1i), "hierarchy built for another core count"
+        for i, core in enumerate(cores):
+            core.connect_icache(self.l1i[i].cpu_side)
+            core.connect_dcache(self.l1d[i].cpu_side)
+            self.l1i[i].mem_side = self.l2bus[i].cpu_side_ports
+            self.l1d[i].mem_side = self.l2bus[i].cpu_side_ports
+            core.connect_walker_ports(self.l2bus[i].cpu_side_ports,
+                                      self.l2bus[i].cpu_side_ports)
+            self.l2bus[i].mem_side_ports = self.l2[i].cpu_side
+            self.l2[i].mem_side = self.l3bus.cpu_side_ports
+            core.connect_interrupt()
+
+        if board.has_coherent_io():
+            # DMA (virtio-blk) stays coherent with the cores through a small cache.
+            self.iocache = Cache(assoc=8, tag_latency=50, data_latency=50,
+                                 response_latency=50, mshrs=20, size="1KiB",
+                                 tgts_per_mshr=12, addr_ranges=board.mem_ranges)
+            self.iocache.mem_side = self.membus.cpu_side_ports
+            self.iocache.cpu_side = board.get_mem_side_coherent_io_port()

@@ -1,0 +1,51 @@
+"""Hardening features as ArmRelease extensions, switched on independently.
+
+Every core model has a base architecture (what its namesake implements apart
+from the features under study); each requested feature adds its extensions on
+top. Features the real core lacks can still be switched on for what-if runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from m5.objects import ArmExtension, ArmRelease
+
+from hardening.catalog import FEATURES, parse_features
+
+# Extensions each feature needs. MTE and POE come from our gem5 patches; until
+# they are in the build, the extension names do not exist and the run says so.
+FEATURE_EXTENSIONS: dict[str, tuple[str, ...]] = {
+    "pan": ("FEAT_PAN",),
+    "pac": ("FEAT_PAuth",),
+    "mte": ("FEAT_MTE", "FEAT_MTE2", "FEAT_MTE3"),
+    "poe": ("FEAT_S1POE",),
+}
+assert set(FEATURE_EXTENSIONS) == set(FEATURES)
+
+
+class FeatureNotSupported(RuntimeError):
+    """The gem5 binary in use does not implement a requested feature."""
+
+
+def supported_extensions() -> set[str]:
+    return set(ArmExtension.vals)
+
+
+def check_supported(features: Iterable[str]) -> None:
+    available = supported_extensions()
+    for feature in features:
+        missing = [e for e in FEATURE_EXTENSIONS[feature] if e not in available]
+        if missing:
+            raise FeatureNotSupported(
+                f"feature '{feature}' is not supported by this gem5 build "
+                f"(no {', '.join(missing)}); it needs the gem5 patches that add it")
+
+
+def make_release(base_extensions: Iterable[str], features: Iterable[str]) -> ArmRelease:
+    """An ArmRelease with the core's base extensions plus the requested features."""
+    features = parse_features(",".join(features))
+    check_supported(features)
+    extensions = list(dict.fromkeys(
+        [*base_extensions, *(e for f in features for e in FEATURE_EXTENSIONS[f])]))
+    return ArmRelease(extensions=extensions)

@@ -1,0 +1,62 @@
+"""``--param path=value`` overrides, applied to the built SimObjects.
+
+Paths start at a named root (``cpu``, ``l1i``, ``l1d``, ``l2``, ``l3``) and
+walk child SimObjects, e.g. ``cpu.branchPred.btb.numEntries=8192``. An unknown
+root, child or parameter fails with the names that exist at that point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from m5.SimObject import SimObject
+
+
+class UnknownParameter(ValueError):
+    pass
+
+
+def parse_override(text: str) -> tuple[list[str], str]:
+    path, sep, value = text.partition("=")
+    if not sep or not path or "." not in path:
+        raise UnknownParameter(f"--param '{text}': expected ROOT.NAME=VALUE, "
+                               "e.g. cpu.numROBEntries=192")
+    return path.split("."), value
+
+
+def _children(obj: SimObject) -> dict[str, SimObject]:
+    """Child SimObjects, whether assigned as children or held in a parameter
+    (``cpu.branchPred``, ``cpu.mmu``)."""
+    found = dict(obj._children.items())
+    for name in obj._params:
+        value = getattr(obj, name, None)
+        if isinstance(value, SimObject):
+            found[name] = value
+    return found
+
+
+def apply_override(roots: dict[str, Sequence[SimObject]], text: str) -> None:
+    """Set the parameter on every object under the root (one per core)."""
+    parts, value = parse_override(text)
+    root, *middle, param = parts
+    if root not in roots:
+        raise UnknownParameter(f"--param '{text}': unknown root '{root}'; valid roots: "
+                               f"{', '.join(sorted(roots))}")
+    for obj in roots[root]:
+        for name in middle:
+            children = _children(obj)
+            if name not in children:
+                raise UnknownParameter(
+                    f"--param '{text}': '{name}' is not a child of {type(obj).__name__}; "
+                    f"children: {', '.join(sorted(children)) or 'none'}")
+            obj = children[name]
+        if param not in obj._params:
+            raise UnknownParameter(
+                f"--param '{text}': {type(obj).__name__} has no parameter '{param}'; "
+                f"valid: {', '.join(sorted(obj._params))}")
+        setattr(obj, param, value)
+
+
+def apply_overrides(roots: dict[str, Sequence[SimObject]], overrides: Iterable[str]) -> None:
+    for text in overrides:
+        apply_override(roots, text)

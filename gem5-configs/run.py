@@ -1,0 +1,178 @@
+"""gem5 run script for arm-hardening-gem5 (run it with gem5.opt).
+
+  gem5.opt run.py boot     ... --checkpoint-out DIR   boot (atomic), checkpoint, stop
+  gem5.opt run.py measure  ... --checkpoint DIR       restore into a detailed core,
+                                                      run the guest script, stop at m5 exit
+  gem5.opt run.py direct   ... --cpu atomic|o3        boot and run the script, no checkpoint
+
+The guest's init runs whatever script it gets through ``m5 readfile``. The
+boot script checkpoints and then reads again, so a run restored from that
+checkpoint gets its own script at that point.
+
+Exit status: 0 success; 2 bad arguments or unsupported feature; 3 the guest
+script failed (m5 fail); 4 guest kernel panic or oops; 5 tick limit reached
+(guest hung or never called m5 exit); 6 unexpected exit event.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import m5  # noqa: E402
+
+from gem5.components.cachehierarchies.classic.no_cache import NoCache  # noqa: E402
+from gem5.simulate.exit_event import ExitEvent  # noqa: E402
+from gem5.simulate.simulator import Simulator  # noqa: E402
+
+from hardening import catalog  # noqa: E402
+from hardening.board import make_board, set_workload  # noqa: E402
+from hardening.caches import PrivateL1L2SharedL3  # noqa: E402
+from hardening.cores import load_core  # noqa: E402
+from hardening.cores.base import ARMV8_2_BASE  # noqa: E402
+from hardening.features import FeatureNotSupported, make_release  # noqa: E402
+from hardening.params import UnknownParameter, apply_overrides  # noqa: E402
+from hardening.processor import atomic_processor, detailed_processor  # noqa: E402
+
+EXIT_OK, EXIT_USAGE, EXIT_GUEST_FAILED, EXIT_KERNEL_PANIC, EXIT_HUNG, EXIT_UNEXPECTED = range(6)
+BOOT_CLOCK = "2GHz"  # the atomic boot's clock only sets how fast guest time passes
+BOOT_SCRIPT = """\
+echo "boot: init is up, taking the checkpoint"
+m5 checkpoint
+m5 readfile > /tmp/restored-script
+echo "restore: running the host script"
+sh /tmp/restored-script
+"""
+STOP_EVENTS = (ExitEvent.EXIT, ExitEvent.FAIL, ExitEvent.CHECKPOINT, ExitEvent.KERNEL_PANIC,
+               ExitEvent.KERNEL_OOPS, ExitEvent.MAX_TICK, ExitEvent.USER_INTERRUPT)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="run.py")
+    sub = parser.add_subparsers(dest="mode", required=True)
+    for mode in ("boot", "measure", "direct"):
+        p = sub.add_parser(mode)
+        p.add_argument("--vmlinux", type=Path, required=True)
+        p.add_argument("--disk", type=Path, required=True)
+        p.add_argument("--bootloader", type=Path, required=True)
+        p.add_argument("--features", default="", help=f"comma list of {catalog.FEATURES}")
+        p.add_argument("--memory", default="1GiB")
+        p.add_argument("--cores", type=int, default=1)
+        p.add_argument("--max-ticks", type=int, default=0,
+                       help="stop with exit status 5 after this many ticks (0: no limit)")
+        if mode != "boot":
+            p.add_argument("--script", type=Path, required=True,
+                           help="shell script the guest runs")
+            p.add_argument("--core", default="cortex-a76",
+                           help=f"core model: {', '.join(catalog.CORE_MODULES)}")
+            p.add_argument("--param", action="append", default=[],
+                           help="override a model parameter, e.g. cpu.numROBEntries=192")
+        if mode == "boot":
+            p.add_argument("--checkpoint-out", type=Path, required=True)
+        if mode == "measure":
+            p.add_argument("--checkpoint", type=Path, required=True)
+        if mode == "direct":
+            p.add_argument("--cpu", choices=catalog.CPU_TYPES, default="atomic")
+    return parser.parse_args(argv)
+
+
+def stop_on(events: tuple[ExitEvent, ...]) -> dict:
+    """Hand every listed exit event back to main(), which decides what it means."""
+    def stop():
+        while True:
+            yield True
+    return {event: stop() for event in events}
+
+
+def build(args: argparse.Namespace) -> tuple[object, dict]:
+    """The board for this run, and a description of the model for the results."""
+    features = catalog.parse_features(args.features)
+    detailed = args.mode == "measure" or (args.mode == "direct" and args.cpu == "o3")
+    model = load_core(args.core) if args.mode != "boot" else None
+    release = make_release(model.base_extensions if model else ARMV8_2_BASE, features)
+    overrides = list(getattr(args, "param", []))
+    if detailed:
+        processor = detailed_processor(model.make_cpu, args.cores)
+        hierarchy = PrivateL1L2SharedL3(args.cores, model.make_l1i, model.make_l1d,
+                                        model.make_l2, model.make_l3)
+        apply_overrides({
+            "cpu": [core.get_simobject() for core in processor.get_cores()],
+            "l1i": hierarchy.l1i, "l1d": hierarchy.l1d, "l2": hierarchy.l2,
+            "l3": [hierarchy.l3],
+        }, overrides)
+    else:
+        if overrides:
+            raise UnknownParameter("--param applies to detailed (o3) runs only")
+        processor = atomic_processor(args.cores)
+        hierarchy = NoCache()
+    clock = model.clock if model else BOOT_CLOCK
+    board = make_board(processor, hierarchy, clock, args.memory, release)
+    description = {
+        "mode": args.mode,
+        "cpu": "o3" if detailed else "atomic",
+        "core": model.name if model else None,
+        "clock": clock,
+        "features": list(features),
+        "native_features": sorted(model.native_features) if model else None,
+        "extensions": [str(e) for e in release.extensions],
+        "params": overrides,
+        "memory": args.memory,
+        "cores": args.cores,
+    }
+    return board, description
+
+
+def run_simulation(board, args: argparse.Namespace, script: str,
+                   checkpoint: Path | None) -> tuple[ExitEvent, str, Simulator]:
+    set_workload(board, args.vmlinux, args.disk, args.bootloader, script, checkpoint)
+    simulator = Simulator(board=board, on_exit_event=stop_on(STOP_EVENTS),
+                          max_ticks=args.max_ticks or m5.MaxTick)
+    simulator.run()
+    cause = simulator.get_last_exit_event_cause()
+    return ExitEvent.translate_exit_status(cause), cause, simulator
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    try:
+        board, description = build(args)
+    except (catalog.UnknownName, FeatureNotSupported, UnknownParameter) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    outdir = Path(m5.options.outdir)
+    (outdir / "model.json").write_text(json.dumps(description, indent=2) + "\n")
+
+    if args.mode == "boot":
+        event, cause, simulator = run_simulation(board, args, BOOT_SCRIPT, None)
+        if event == ExitEvent.CHECKPOINT:
+            simulator.save_checkpoint(args.checkpoint_out)
+            print(f"checkpoint saved to {args.checkpoint_out} at tick "
+                  f"{simulator.get_current_tick()}")
+            return EXIT_OK
+    else:
+        script = args.script.read_text()
+        checkpoint = args.checkpoint if args.mode == "measure" else None
+        event, cause, simulator = run_simulation(board, args, script, checkpoint)
+        if event == ExitEvent.EXIT:
+            print(f"guest finished at tick {simulator.get_current_tick()}")
+            return EXIT_OK
+    if event == ExitEvent.FAIL:
+        print(f"error: the guest script failed ({cause})", file=sys.stderr)
+        return EXIT_GUEST_FAILED
+    if event in (ExitEvent.KERNEL_PANIC, ExitEvent.KERNEL_OOPS):
+        print(f"error: {cause}", file=sys.stderr)
+        return EXIT_KERNEL_PANIC
+    if event == ExitEvent.MAX_TICK:
+        print(f"error: tick limit {args.max_ticks} reached before the guest finished",
+              file=sys.stderr)
+        return EXIT_HUNG
+    print(f"error: unexpected exit event: {cause}", file=sys.stderr)
+    return EXIT_UNEXPECTED
+
+
+if __name__ == "__m5_main__":
+    sys.exit(main(sys.argv[1:]))
