@@ -15,9 +15,13 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILD := $(PY) -m builders -j $(JOBS)
 
-.PHONY: all deps venv gem5 kernel kernels disk test
+.PHONY: all deps venv gem5 kernel kernels disk experiments figures test
 
-all: deps gem5 kernels disk
+# The quick experiment set and its figures; EXPERIMENTS=all runs every experiment.
+EXPERIMENTS ?=
+FIGURES ?= syscall
+
+all: deps gem5 kernels disk experiments figures
 
 deps:
 	@bash builders/install-deps.sh
@@ -46,3 +50,9 @@ disk: venv
 
 test: venv
 	@$(PY) -m pytest -q
+
+experiments: venv
+	@$(PY) -m experiments run -j $(JOBS) $(if $(filter all,$(EXPERIMENTS)),--all,$(EXPERIMENTS))
+
+figures: venv
+	@for figure in $(FIGURES); do $(PY) -m plots.$$figure || exit 1; done

@@ -44,9 +44,12 @@ def file_digest(path: Path) -> str:
 
 
 def tree_digest(root: Path) -> str:
-    """sha256 over every file's relative path and contents below ``root``."""
+    """sha256 over every file's relative path and contents below ``root``
+    (Python bytecode caches excluded: they are not inputs)."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    files = (p for p in root.rglob("*")
+             if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+    for path in sorted(files):
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(b"\0")
         digest.update(file_digest(path).encode())

@@ -95,6 +95,7 @@ def make_image(stage: Path, image: Path) -> None:
 
 
 def ensure_disk(disk_dir: Path, tools: cache.Entry, jobs: int) -> cache.Entry:
+    """The disk image for these sources and tools; built (in seconds) if missing."""
     root = cache.cache_root()
     busybox_deb = fetch_deb(root, BUSYBOX_PACKAGE)
     inputs = build_inputs(disk_dir, tools, busybox_deb)

@@ -225,6 +225,12 @@ def merged_config(patch_root: Path, variant: str, scratch: Path) -> dict[str, st
     return parse_config((objdir / ".config").read_text())
 
 
+def kernel_entry(patch_root: Path, variant: str) -> cache.Entry:
+    """Where this variant's kernel is (or will be) cached; builds nothing."""
+    root = cache.cache_root()
+    return cache.entry("kernel", build_inputs(patch_root, variant, locate_source(root)), root)
+
+
 def ensure_kernel(patch_root: Path, variant: str, jobs: int) -> cache.Entry:
     root = cache.cache_root()
     source = locate_source(root)

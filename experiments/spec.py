@@ -1,0 +1,109 @@
+"""Experiment definitions (TOML, one file each) and the runs they expand to."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFINITIONS = Path(__file__).resolve().parent / "definitions"
+sys.path.insert(0, str(REPO_ROOT / "gem5-configs"))
+
+from hardening import catalog  # noqa: E402
+
+from builders import kernel  # noqa: E402
+
+
+class BadExperiment(ValueError):
+    """An experiment name or definition that cannot run; says what is valid."""
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    args: tuple[str, ...]
+    iterations: int
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One simulation: everything that decides its result except the builds."""
+
+    experiment: str
+    benchmark: str
+    core: str
+    variant: str
+    features: tuple[str, ...]
+    params: tuple[str, ...]
+    workload: Workload
+    memory: str = "1GiB"
+    cores: int = 1
+    max_ms: float = 1000.0
+
+    @property
+    def label(self) -> str:
+        features = "+".join(self.features) or "none"
+        params = (" " + " ".join(self.params)) if self.params else ""
+        return f"{self.core} {self.variant} [{features}] {self.workload.name}{params}"
+
+    def guest_script(self) -> str:
+        command = " ".join([f"/bench/{self.benchmark}", *self.workload.args])
+        return f"set -e\necho 'run: {command}'\n{command}\n"
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Experiment:
+    name: str
+    description: str
+    quick: bool
+    runs: tuple[RunSpec, ...] = field(default_factory=tuple)
+
+
+def available() -> list[str]:
+    return sorted(p.stem for p in DEFINITIONS.glob("*.toml"))
+
+
+def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
+    path = definitions / f"{name}.toml"
+    if not path.is_file():
+        valid = sorted(p.stem for p in definitions.glob("*.toml"))
+        raise BadExperiment(f"unknown experiment '{name}'; valid experiments: "
+                            f"{', '.join(valid)}")
+    data = tomllib.loads(path.read_text())
+    try:
+        matrix = data["matrix"]
+        workloads = [Workload(w["name"], tuple(str(a) for a in w["args"]), int(w["iterations"]))
+                     for w in data["workloads"]]
+        benchmark = data["benchmark"]
+    except KeyError as err:
+        raise BadExperiment(f"{path}: missing key {err}") from err
+    for core in matrix["cores"]:
+        try:
+            catalog.check_core(core)
+        except catalog.UnknownName as err:
+            raise BadExperiment(f"{path}: {err}") from err
+    patch_root = REPO_ROOT / "kernel-patches"
+    for variant in matrix["variants"]:
+        try:
+            kernel.variant_dir(patch_root, variant)
+        except kernel.UnknownVariant as err:
+            raise BadExperiment(f"{path}: {err}") from err
+    try:
+        feature_sets = [catalog.parse_features(f) for f in matrix["features"]]
+    except catalog.UnknownName as err:
+        raise BadExperiment(f"{path}: {err}") from err
+    param_sets = [tuple(p) for p in matrix.get("params", [[]])]
+    runs = tuple(
+        RunSpec(experiment=data.get("name", name), benchmark=benchmark, core=core,
+                variant=variant, features=features, params=params, workload=workload,
+                memory=data.get("memory", "1GiB"), max_ms=float(data.get("max_ms", 1000.0)))
+        for core, variant, features, params, workload in itertools.product(
+            matrix["cores"], matrix["variants"], feature_sets, param_sets, workloads))
+    return Experiment(name=name, description=data.get("description", ""),
+                      quick=bool(data.get("quick", False)), runs=runs)

@@ -1,0 +1,1 @@
+"""Paper figures: one script per figure, sharing ``style``."""

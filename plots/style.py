@@ -1,0 +1,85 @@
+"""Shared figure style: two-column-paper sizes, a colour-blind-safe palette that
+also separates in grayscale (distinct lightness plus hatching), and output in
+PDF (paper) and PNG (README)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+PLOTS = Path(__file__).resolve().parent
+REPO_ROOT = PLOTS.parent
+RESULTS = REPO_ROOT / "results"
+OUT = PLOTS / "out"
+
+# Okabe-Ito colours ordered by lightness so that bars stay apart in grayscale.
+PALETTE = ("#000000", "#0072B2", "#D55E00", "#009E73", "#E69F00", "#56B4E9", "#F0E442")
+HATCHES = ("", "//", "..", "xx", "\\\\", "--", "oo")
+HARDWARE_COLOUR = "#999999"
+COLUMN_WIDTH_IN = 3.35  # one column of a two-column ACM/IEEE paper
+FULL_WIDTH_IN = 7.0
+
+
+def apply() -> None:
+    plt.rcParams.update({
+        "font.family": "serif",
+        "font.size": 8,
+        "axes.titlesize": 8,
+        "axes.labelsize": 8,
+        "legend.fontsize": 7,
+        "xtick.labelsize": 7,
+        "ytick.labelsize": 7,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "axes.grid": True,
+        "axes.grid.axis": "y",
+        "grid.linewidth": 0.4,
+        "grid.alpha": 0.5,
+        "hatch.linewidth": 0.6,
+        "pdf.fonttype": 42,  # embed TrueType, as publishers ask
+        "savefig.bbox": "tight",
+        "savefig.dpi": 200,
+    })
+
+
+def figure(width: float = COLUMN_WIDTH_IN, height: float = 2.2) -> tuple[plt.Figure, plt.Axes]:
+    apply()
+    return plt.subplots(figsize=(width, height))
+
+
+def published() -> dict:
+    return tomllib.loads((PLOTS / "published.toml").read_text())
+
+
+def load_results(name: str) -> pd.DataFrame:
+    path = RESULTS / f"{name}.csv"
+    if not path.is_file():
+        raise SystemExit(f"{path} does not exist: run 'make experiments' (or 'make') first")
+    return pd.read_csv(path, keep_default_na=False)
+
+
+def provenance_note(frame: pd.DataFrame) -> str:
+    """One line naming the builds that made the data, for the figure's corner."""
+    builds = frame[["gem5_version", "gem5_build", "kernel_build"]].drop_duplicates()
+    gem5 = ",".join(sorted(set(builds["gem5_version"] + "/" + builds["gem5_build"])))
+    kernels = ",".join(sorted(set(builds["kernel_build"])))
+    return f"gem5 {gem5}; kernel {kernels}"
+
+
+def save(fig: plt.Figure, name: str) -> list[Path]:
+    OUT.mkdir(parents=True, exist_ok=True)
+    written = []
+    for suffix in ("pdf", "png"):
+        path = OUT / f"{name}.{suffix}"
+        partial = path.with_name(f".{path.stem}.partial.{suffix}")
+        fig.savefig(partial)
+        partial.rename(path)
+        written.append(path)
+    plt.close(fig)
+    return written

@@ -1,0 +1,45 @@
+"""Boot the baseline kernel in gem5 (atomic CPU) and run a guest script.
+
+Needs gem5 and the baseline kernel in the build cache ('make gem5 kernels');
+without them it is skipped with one line saying so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from experiments import runner
+
+pytestmark = pytest.mark.needs_gem5
+
+
+@pytest.fixture(scope="module")
+def builds() -> runner.Builds:
+    found = runner.cached_builds(["baseline"])
+    if found is None:
+        pytest.skip("SKIP: gem5 or the baseline kernel is not in the build cache; "
+                    "run 'make gem5 kernels' to enable the boot test")
+    return found
+
+
+def test_atomic_boot_runs_guest_script(builds: runner.Builds, tmp_path: Path) -> None:
+    script = tmp_path / "guest.sh"
+    script.write_text("echo guest-says-$((6 * 7))\ngrep -c processor /proc/cpuinfo\n")
+    runner.run_gem5(builds, "baseline", tmp_path / "m5out",
+                    ["direct", "--cpu", "atomic", "--script", str(script),
+                     "--max-ticks", str(5 * 10**12)], "boot test")
+    console = (tmp_path / "m5out" / runner.CONSOLE).read_text(errors="replace")
+    assert "init: up" in console
+    assert "guest-says-42" in console
+    assert "host script exited with status 0" in console
+
+
+def test_failing_guest_script_is_an_error(builds: runner.Builds, tmp_path: Path) -> None:
+    script = tmp_path / "guest.sh"
+    script.write_text("echo about-to-fail\nexit 7\n")
+    with pytest.raises(runner.SimulationFailed, match="(?s)status 3.*about-to-fail"):
+        runner.run_gem5(builds, "baseline", tmp_path / "m5out",
+                        ["direct", "--cpu", "atomic", "--script", str(script),
+                         "--max-ticks", str(5 * 10**12)], "boot test")

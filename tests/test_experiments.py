@@ -1,0 +1,87 @@
+"""Experiment definitions expand to runs; bad names fail fast with valid choices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from experiments import spec, stats
+
+GOOD = """
+name = "probe"
+benchmark = "syscall_loop"
+[matrix]
+cores = ["cortex-a76"]
+variants = ["baseline"]
+features = ["", "pan", "pan,pac"]
+params = [[], ["cpu.numROBEntries=64"]]
+[[workloads]]
+name = "invalid"
+args = ["invalid", "10", "100"]
+iterations = 100
+"""
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "probe.toml").write_text(text)
+    return tmp_path
+
+
+def test_every_definition_loads() -> None:
+    for name in spec.available():
+        assert spec.load(name).runs
+
+
+def test_matrix_expands_to_every_combination(tmp_path: Path) -> None:
+    experiment = spec.load("probe", _write(tmp_path, GOOD))
+    assert len(experiment.runs) == 3 * 2
+    assert {r.features for r in experiment.runs} == {(), ("pan",), ("pac", "pan")}
+    run = experiment.runs[0]
+    assert run.guest_script().splitlines()[-1] == "/bench/syscall_loop invalid 10 100"
+
+
+def test_unknown_experiment_lists_valid_ones() -> None:
+    with pytest.raises(spec.BadExperiment, match="valid experiments: .*syscall"):
+        spec.load("no-such-experiment")
+
+
+@pytest.mark.parametrize("field, bad, valid", [
+    ('cores = ["cortex-a76"]', 'cores = ["cortex-a99"]', "valid cores: cortex-a76"),
+    ('variants = ["baseline"]', 'variants = ["nope"]', "valid variants: .*baseline"),
+    ('features = ["", "pan", "pan,pac"]', 'features = ["smap"]',
+     "valid features: pan, pac, mte, poe"),
+])
+def test_bad_names_fail_fast(tmp_path: Path, field: str, bad: str, valid: str) -> None:
+    with pytest.raises(spec.BadExperiment, match=valid):
+        spec.load("probe", _write(tmp_path, GOOD.replace(field, bad)))
+
+
+STATS = """
+---------- Begin Simulation Statistics ----------
+simSeconds                                   0.000003                       # Number of seconds simulated (Second)
+simTicks                                      3000000                       # Number of ticks simulated (Tick)
+hostInstRate                                   150000                       # Simulator instruction rate (inst/s) ((Count/Second))
+board.processor.cores.core.numCycles             8520                       # Number of cpu cycles simulated (Cycle)
+board.processor.cores.core.commitStats0.numInsts     4260                   # Number of instructions committed (Count)
+board.cache_hierarchy.l1d.overallMisses::total     12                       # number of overall misses (Count)
+board.processor.cores.core.ipc                      nan                     # IPC
+---------- End Simulation Statistics   ----------
+
+---------- Begin Simulation Statistics ----------
+simTicks                                     99999999                       # later dump
+---------- End Simulation Statistics   ----------
+"""
+
+
+def test_stats_region_is_the_first_dump(tmp_path: Path) -> None:
+    path = tmp_path / "stats.txt"
+    path.write_text(STATS)
+    dumps = stats.read_dumps(path)
+    assert len(dumps) == 2
+    metrics = {m.name: m.value for m in stats.region_metrics(dumps[0], iterations=10)}
+    assert metrics["ns_per_iteration"] == pytest.approx(300.0)
+    assert metrics["cycles_per_iteration"] == pytest.approx(852.0)
+    assert metrics["ipc"] == pytest.approx(0.5)
+    assert metrics["l1d_misses"] == 12
+    assert stats.host_rate(dumps) == 150000
