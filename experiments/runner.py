@@ -20,7 +20,7 @@ from pathlib import Path
 
 from builders import cache, disk, gem5, kernel
 from experiments import stats
-from experiments.spec import REPO_ROOT, Experiment, RunSpec
+from experiments.spec import REPO_ROOT, Experiment, RunSpec, catalog
 
 log = logging.getLogger(__name__)
 
@@ -127,9 +127,11 @@ def run_gem5(builds: Builds, variant: str, outdir: Path, mode_args: list[str],
 
 def ensure_checkpoint(builds: Builds, spec: RunSpec) -> cache.Entry:
     """Boot once (atomic CPU) per (kernel, features, memory, cores) and checkpoint."""
+    architecture = catalog.architecture_of(spec.core)
     inputs = {
         "gem5": builds.gem5.key, "kernel": builds.kernels[spec.variant].key,
         "disk": builds.disk.key, "configs": builds.configs_digest,
+        "architecture": [architecture, list(catalog.ARCHITECTURES[architecture])],
         "features": list(spec.features), "memory": spec.memory, "cores": spec.cores,
     }
     entry = cache.entry("checkpoints", inputs)
@@ -138,11 +140,12 @@ def ensure_checkpoint(builds: Builds, spec: RunSpec) -> cache.Entry:
     with cache.locked(entry.root / "checkpoints" / f"{entry.key}.lock"):
         if entry.exists():
             return entry
-        label = f"boot {spec.variant} [{'+'.join(spec.features) or 'none'}]"
+        label = f"boot {spec.variant} {architecture} [{'+'.join(spec.features) or 'none'}]"
         log.info("%s: booting on the atomic CPU to take a checkpoint", label)
         with entry.staging(inputs) as out:
             seconds = run_gem5(builds, spec.variant, out / "m5out", [
-                "boot", "--features", ",".join(spec.features), "--memory", spec.memory,
+                "boot", "--architecture", architecture,
+                "--features", ",".join(spec.features), "--memory", spec.memory,
                 "--cores", str(spec.cores), "--max-ticks", str(BOOT_MAX_TICKS),
                 "--checkpoint-out", str(out / "cpt")], label)
             (out / "boot.json").write_text(json.dumps({"host_seconds": round(seconds, 1)}) + "\n")
@@ -224,7 +227,8 @@ def run_experiment(experiment: Experiment, jobs: int, results_dir: Path) -> Path
     runs = list(experiment.runs)
     log.info("%s: %d runs, up to %d at a time", experiment.name, len(runs), jobs)
     # Checkpoints first, one per boot configuration, so parallel runs share them.
-    boots = {(r.variant, r.features, r.memory, r.cores): r for r in runs}
+    boots = {(r.variant, catalog.architecture_of(r.core), r.features, r.memory, r.cores): r
+             for r in runs}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for future in as_completed([pool.submit(ensure_checkpoint, builds, r)
                                     for r in boots.values()]):

@@ -33,7 +33,6 @@ from hardening import catalog  # noqa: E402
 from hardening.board import make_board, set_workload  # noqa: E402
 from hardening.caches import PrivateL1L2SharedL3  # noqa: E402
 from hardening.cores import load_core  # noqa: E402
-from hardening.cores.base import ARMV8_2_BASE  # noqa: E402
 from hardening.features import FeatureNotSupported, make_release  # noqa: E402
 from hardening.params import UnknownParameter, apply_overrides  # noqa: E402
 from hardening.processor import atomic_processor, detailed_processor  # noqa: E402
@@ -73,6 +72,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                            help="override a model parameter, e.g. cpu.numROBEntries=192")
         if mode == "boot":
             p.add_argument("--checkpoint-out", type=Path, required=True)
+            p.add_argument("--architecture", default="armv8.2",
+                           help="base architecture of the cores that will restore it: "
+                           f"{', '.join(catalog.ARCHITECTURES)}")
         if mode == "measure":
             p.add_argument("--checkpoint", type=Path, required=True)
         if mode == "direct":
@@ -93,7 +95,8 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
     features = catalog.parse_features(args.features)
     detailed = args.mode == "measure" or (args.mode == "direct" and args.cpu == "o3")
     model = load_core(args.core) if args.mode != "boot" else None
-    release = make_release(model.base_extensions if model else ARMV8_2_BASE, features)
+    architecture = model.architecture if model else catalog.check_architecture(args.architecture)
+    release = make_release(architecture, features)
     overrides = list(getattr(args, "param", []))
     if detailed:
         processor = detailed_processor(model.make_cpu, args.cores)
@@ -116,6 +119,7 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
         "cpu": "o3" if detailed else "atomic",
         "core": model.name if model else None,
         "clock": clock,
+        "architecture": architecture,
         "features": list(features),
         "native_features": sorted(model.native_features) if model else None,
         "extensions": [str(e) for e in release.extensions],

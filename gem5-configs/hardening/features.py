@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 from m5.objects import ArmExtension, ArmRelease
 
-from hardening.catalog import FEATURES, parse_features
+from hardening.catalog import ARCHITECTURES, FEATURES, check_architecture, parse_features
 
 # Extensions each feature needs. MTE and POE come from our gem5 patches; until
 # they are in the build, the extension names do not exist and the run says so.
@@ -42,10 +42,11 @@ def check_supported(features: Iterable[str]) -> None:
                 f"(no {', '.join(missing)}); it needs the gem5 patches that add it")
 
 
-def make_release(base_extensions: Iterable[str], features: Iterable[str]) -> ArmRelease:
-    """An ArmRelease with the core's base extensions plus the requested features."""
+def make_release(architecture: str, features: Iterable[str]) -> ArmRelease:
+    """An ArmRelease with the architecture's extensions plus the requested features."""
     features = parse_features(",".join(features))
     check_supported(features)
+    base = ARCHITECTURES[check_architecture(architecture)]
     extensions = list(dict.fromkeys(
-        [*base_extensions, *(e for f in features for e in FEATURE_EXTENSIONS[f])]))
+        [*base, *(e for f in features for e in FEATURE_EXTENSIONS[f])]))
     return ArmRelease(extensions=extensions)

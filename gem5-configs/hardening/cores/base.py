@@ -12,16 +12,7 @@ from dataclasses import dataclass, field
 
 from m5.objects import BaseCPU, Cache
 
-# Armv8.0 plus the Armv8.1/8.2 extensions every modelled core implements.
-# FEAT_VHE is left out on purpose: on the phones of claim C1 the kernel runs at
-# EL1 under a vendor hypervisor, and without VHE Linux runs at EL1 here too.
-ARMV8_2_BASE: tuple[str, ...] = (
-    "LPAE", "VIRTUALIZATION", "SECURITY",
-    "FEAT_AES", "FEAT_PMULL", "FEAT_SHA1", "FEAT_SHA256", "FEAT_CRC32",
-    "FEAT_LSE", "FEAT_HPDS", "FEAT_VMID16", "FEAT_RDM",
-    "FEAT_UAO", "FEAT_DOTPROD",
-)
-
+from hardening import catalog
 
 @dataclass(frozen=True)
 class CoreModel:
@@ -34,7 +25,6 @@ class CoreModel:
     name: str
     summary: str
     clock: str
-    base_extensions: tuple[str, ...]
     native_features: frozenset[str]
     make_cpu: Callable[[int], BaseCPU]
     make_l1i: Callable[[], Cache]
@@ -42,3 +32,8 @@ class CoreModel:
     make_l2: Callable[[], Cache]
     make_l3: Callable[[], Cache]
     sources: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def architecture(self) -> str:
+        """Recorded in the catalog, so host tools can key checkpoints on it."""
+        return catalog.architecture_of(self.name)

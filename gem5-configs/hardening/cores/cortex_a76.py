@@ -31,7 +31,7 @@ from m5.objects import (
     TAGE_SC_L_64KB,
 )
 
-from hardening.cores.base import ARMV8_2_BASE, CoreModel
+from hardening.cores.base import CoreModel
 
 
 class A76SingleCycleIntPipe(FUDesc):
@@ -217,7 +217,6 @@ MODEL = CoreModel(
     name="cortex-a76",
     summary="Arm Cortex-A76 (Snapdragon 855 prime core, Pixel 4)",
     clock="2.84GHz",  # SD855 prime core (AT-855)
-    base_extensions=ARMV8_2_BASE,
     native_features=frozenset({"pan"}),  # PAN yes, PAC/MTE/POE no (core-parameters.md)
     make_cpu=lambda cpu_id: CortexA76CPU(cpu_id=cpu_id),
     make_l1i=A76L1I,
