@@ -33,6 +33,7 @@ from hardening import catalog  # noqa: E402
 from hardening.board import make_board, set_workload  # noqa: E402
 from hardening.caches import PrivateL1L2SharedL3  # noqa: E402
 from hardening.cores import load_core  # noqa: E402
+from hardening.cores.base import ddr4_single_channel  # noqa: E402
 from hardening.features import FeatureNotSupported, make_release  # noqa: E402
 from hardening.params import UnknownParameter, apply_overrides  # noqa: E402
 from hardening.processor import atomic_processor, detailed_processor  # noqa: E402
@@ -113,7 +114,8 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
         processor = atomic_processor(args.cores)
         hierarchy = NoCache()
     clock = model.clock if model else BOOT_CLOCK
-    board = make_board(processor, hierarchy, clock, args.memory, release)
+    memory = (model.make_memory if model else ddr4_single_channel)(args.memory)
+    board = make_board(processor, hierarchy, memory, clock, release)
     description = {
         "mode": args.mode,
         "cpu": "o3" if detailed else "atomic",

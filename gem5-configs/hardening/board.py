@@ -9,7 +9,7 @@ from m5.objects import ArmRelease, VExpress_GEM5_Foundation
 
 from gem5.components.boards.arm_board import ArmBoard
 from gem5.components.cachehierarchies.abstract_cache_hierarchy import AbstractCacheHierarchy
-from gem5.components.memory.single_channel import SingleChannelDDR4_2400
+from gem5.components.memory.abstract_memory_system import AbstractMemorySystem
 from gem5.components.processors.abstract_processor import AbstractProcessor
 from gem5.resources.resource import BootloaderResource, DiskImageResource, KernelResource
 
@@ -24,14 +24,13 @@ KERNEL_ARGS = (
 
 
 def make_board(processor: AbstractProcessor, cache_hierarchy: AbstractCacheHierarchy,
-               clock: str, memory_size: str, release: ArmRelease) -> ArmBoard:
-    """Memory is one DDR4-2400 channel for every core model: a checkpoint holds
-    the memory contents by address range, so all runs restored from it must see
-    the same memory map."""
+               memory: AbstractMemorySystem, clock: str, release: ArmRelease) -> ArmBoard:
+    """A checkpoint holds memory contents by address range: every run restored
+    from one must have the same memory size (the runner keys checkpoints on it)."""
     return ArmBoard(
         clk_freq=clock,
         processor=processor,
-        memory=SingleChannelDDR4_2400(size=memory_size),
+        memory=memory,
         cache_hierarchy=cache_hierarchy,
         platform=VExpress_GEM5_Foundation(),
         release=release,

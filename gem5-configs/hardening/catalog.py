@@ -7,7 +7,11 @@ simulation, so a typo fails in a second rather than after a boot.
 from __future__ import annotations
 
 CORE_MODULES: dict[str, str] = {
+    "cortex-a75": "hardening.cores.cortex_a75",
     "cortex-a76": "hardening.cores.cortex_a76",
+    "neoverse-n1": "hardening.cores.neoverse_n1",
+    "neoverse-v1": "hardening.cores.neoverse_v1",
+    "neoverse-v2": "hardening.cores.neoverse_v2",
 }
 
 # ArmRelease extensions of each base architecture, without the studied features.
@@ -22,11 +26,33 @@ ARCHITECTURES: dict[str, tuple[str, ...]] = {
         "FEAT_LSE", "FEAT_HPDS", "FEAT_VMID16", "FEAT_RDM",
         "FEAT_UAO", "FEAT_DOTPROD",
     ),
+    # Armv8.4 with the 8.5/8.6 items V1 has (SVE, I8MM; LLVM-PROC, ID-G3).
+    "armv8.4": (
+        "LPAE", "VIRTUALIZATION", "SECURITY",
+        "FEAT_AES", "FEAT_PMULL", "FEAT_SHA1", "FEAT_SHA256", "FEAT_CRC32",
+        "FEAT_LSE", "FEAT_HPDS", "FEAT_VMID16", "FEAT_RDM",
+        "FEAT_UAO", "FEAT_DOTPROD", "FEAT_LPA", "FEAT_LVA",
+        "FEAT_FCMA", "FEAT_JSCVT", "FEAT_TLBIOS", "FEAT_TLBIRANGE", "FEAT_FLAGM",
+        "FEAT_IDST", "FEAT_SVE", "FEAT_I8MM",
+    ),
+    # Armv9.0 as V2 implements it (LLVM-PROC): armv8.4 plus FLAGM2, RNG.
+    "armv9.0": (
+        "LPAE", "VIRTUALIZATION", "SECURITY",
+        "FEAT_AES", "FEAT_PMULL", "FEAT_SHA1", "FEAT_SHA256", "FEAT_CRC32",
+        "FEAT_LSE", "FEAT_HPDS", "FEAT_VMID16", "FEAT_RDM",
+        "FEAT_UAO", "FEAT_DOTPROD", "FEAT_LPA", "FEAT_LVA",
+        "FEAT_FCMA", "FEAT_JSCVT", "FEAT_TLBIOS", "FEAT_TLBIRANGE", "FEAT_FLAGM",
+        "FEAT_IDST", "FEAT_SVE", "FEAT_I8MM", "FEAT_FLAGM2", "FEAT_RNG",
+    ),
 }
 
 # The base architecture of each core model.
 CORE_ARCHITECTURE: dict[str, str] = {
+    "cortex-a75": "armv8.2",  # Armv8.2-A (LLVM-PROC)
     "cortex-a76": "armv8.2",  # Armv8.2-A (+RCpc, DotProd, SSBS) (LLVM-PROC)
+    "neoverse-n1": "armv8.2",  # Armv8.2-A (LLVM-PROC, ID-ALTRA)
+    "neoverse-v1": "armv8.4",  # Armv8.4-A + SVE, BF16, I8MM (LLVM-PROC, ID-G3)
+    "neoverse-v2": "armv9.0",  # Armv9.0-A (LLVM-PROC)
 }
 
 # Hardening features a run can switch on, whatever the modelled core has.

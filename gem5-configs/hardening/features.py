@@ -1,8 +1,9 @@
 """Hardening features as ArmRelease extensions, switched on independently.
 
-Every core model has a base architecture (what its namesake implements apart
-from the features under study); each requested feature adds its extensions on
-top. Features the real core lacks can still be switched on for what-if runs.
+Every core model has a base architecture (``catalog.ARCHITECTURES``: what its
+namesake implements apart from the features under study); each requested
+feature adds its extensions on top. Features the real core lacks can still be
+switched on for what-if runs.
 """
 
 from __future__ import annotations

@@ -1,22 +1,97 @@
-"""What a core model is: an O3 CPU, its private caches, its clock and its ISA.
+"""What a core model is: an O3 CPU, its private caches, clock, memory and ISA.
 
 A core model module defines SimObject subclasses with the parameters of its
 namesake (each value's source next to it) and exports ``MODEL``, a
-``CoreModel`` that ties them together.
+``CoreModel`` that ties them together. The helpers below build the functional
+unit pools the way these Arm cores are organised: issue pipes that each accept
+several op classes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from m5.objects import BaseCPU, Cache
+from m5.objects import (
+    FP_ALU,
+    FP_MultDiv,
+    BaseCPU,
+    Cache,
+    FUDesc,
+    FUPool,
+    IprPort,
+    OpDesc,
+    PredALU,
+    SIMD_Unit,
+)
+
+from gem5.components.memory.abstract_memory_system import AbstractMemorySystem
+from gem5.components.memory.single_channel import SingleChannelDDR4_2400
 
 from hardening import catalog
 
+
+def single_cycle_int_pipes(count: int) -> FUDesc:
+    """S pipes (and branch pipes: branches are IntAlu ops in gem5)."""
+    return FUDesc(opList=[OpDesc(opClass="IntAlu", opLat=1)], count=count)
+
+
+def multi_cycle_int_pipes(count: int, mul_latency: int, div_latency: int) -> FUDesc:
+    """M pipes: ALU, multiply (pipelined) and divide (not pipelined).
+
+    gem5 cannot make a divide's latency depend on its operands; callers pass a
+    representative value and say which.
+    """
+    return FUDesc(opList=[
+        OpDesc(opClass="IntAlu", opLat=1),
+        OpDesc(opClass="IntMult", opLat=mul_latency),
+        OpDesc(opClass="IntDiv", opLat=div_latency, pipelined=False),
+    ], count=count)
+
+
+UNPIPELINED_VECTOR_OPS = frozenset({"FloatDiv", "FloatSqrt", "SimdFloatDiv", "SimdFloatSqrt"})
+
+
+def vector_pipes(count: int, latencies: Mapping[str, int]) -> FUDesc:
+    """FP/ASIMD pipes. The op lists are gem5's own (so every vector op class has
+    a unit); ``latencies`` overrides the ones a public source gives."""
+    ops: dict[str, OpDesc] = {}
+    for unit in (FP_ALU(), FP_MultDiv(), SIMD_Unit()):
+        for op in unit.opList:
+            name = str(op.opClass)
+            ops.setdefault(name, OpDesc(opClass=name, opLat=latencies.get(name, op.opLat),
+                                        pipelined=name not in UNPIPELINED_VECTOR_OPS))
+    return FUDesc(opList=list(ops.values()), count=count)
+
+
+def load_store_pipes(count: int) -> FUDesc:
+    """AGU pipes that take loads and stores; load-to-use latency is in the L1D."""
+    return FUDesc(opList=[OpDesc(opClass=c) for c in
+                          ("MemRead", "MemWrite", "FloatMemRead", "FloatMemWrite")],
+                  count=count)
+
+
+def load_pipes(count: int) -> FUDesc:
+    return FUDesc(opList=[OpDesc(opClass=c) for c in ("MemRead", "FloatMemRead")],
+                  count=count)
+
+
+def fu_pool(*units: FUDesc) -> FUPool:
+    """The given pipes, plus SVE-predicate and system-register units.
+
+    ``IprPort`` keeps gem5's 3-cycle unpipelined system-register access; its
+    cost is what the sysreg timing work (gem5-patches) replaces.
+    """
+    return FUPool(FUList=[*units, PredALU(), IprPort()])
+
+
+def ddr4_single_channel(size: str) -> AbstractMemorySystem:
+    return SingleChannelDDR4_2400(size=size)
+
+
 @dataclass(frozen=True)
 class CoreModel:
-    """A named core: how to build its CPU and caches, and what it implements.
+    """A named core: how to build its CPU, caches and memory, and what it implements.
 
     ``native_features`` records which of the studied hardening features the
     real core has; runs may switch on others, and results record both.
@@ -31,7 +106,8 @@ class CoreModel:
     make_l1d: Callable[[], Cache]
     make_l2: Callable[[], Cache]
     make_l3: Callable[[], Cache]
-    sources: dict[str, str] = field(default_factory=dict)
+    make_memory: Callable[[str], AbstractMemorySystem] = ddr4_single_channel
+    notes: dict[str, str] = field(default_factory=dict)
 
     @property
     def architecture(self) -> str:

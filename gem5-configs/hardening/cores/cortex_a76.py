@@ -17,92 +17,37 @@ from __future__ import annotations
 from m5.objects import (
     ArmO3CPU,
     Cache,
-    FP_ALU,
-    FP_MultDiv,
-    FUDesc,
-    FUPool,
-    IprPort,
-    OpDesc,
-    PredALU,
     ReturnAddrStack,
-    SIMD_Unit,
     SimpleBTB,
     StridePrefetcher,
     TAGE_SC_L_64KB,
 )
 
-from hardening.cores.base import CoreModel
+from hardening.cores.base import (
+    CoreModel,
+    fu_pool,
+    load_store_pipes,
+    multi_cycle_int_pipes,
+    single_cycle_int_pipes,
+    vector_pipes,
+)
+
+# Published FP/ASIMD latencies (SWOG, LLVM-N1): FADD 2, FMUL 3, FMADD 4,
+# FDIV D 7-15 (11 taken: gem5 has no operand-dependent latency), FSQRT D <= 17.
+A76_VECTOR_LATENCIES = {"FloatAdd": 2, "FloatCmp": 2, "FloatMult": 3, "FloatMultAcc": 4,
+                        "FloatDiv": 11, "FloatSqrt": 17, "SimdFloatAdd": 2,
+                        "SimdFloatMult": 3, "SimdFloatMultAcc": 4}
 
 
-class A76SingleCycleIntPipe(FUDesc):
-    """Two S pipes plus the branch pipe; branches are IntAlu ops in gem5 (LLVM-N1)."""
-
-    opList = [OpDesc(opClass="IntAlu", opLat=1)]
-    count = 3
-
-
-class A76MultiCycleIntPipe(FUDesc):
-    """The M pipe: ALU, MUL (X form 4 cycles, SWOG) and DIV (X up to 20, SWOG).
-
-    gem5 has one IntMult class, so MUL takes the 64-bit latency, the common
-    case in kernel code. DIV is unpipelined with the 12-cycle midpoint of the
-    W/X ranges (5-12 / 5-20) because gem5 cannot make latency data-dependent.
-    """
-
-    opList = [
-        OpDesc(opClass="IntAlu", opLat=1),
-        OpDesc(opClass="IntMult", opLat=4),
-        OpDesc(opClass="IntDiv", opLat=12, pipelined=False),
-    ]
-    count = 1
-
-
-def _vector_ops() -> list[OpDesc]:
-    """FP/ASIMD ops for the two V pipes: gem5's own op lists (so every vector op
-    class has a unit), with the latencies Arm publishes where it does (SWOG:
-    FADD 2, FMUL 3, FMADD 4, FDIV D 7-15 -> 11, FSQRT D up to 17)."""
-    published = {"FloatAdd": 2, "FloatCmp": 2, "FloatMult": 3, "FloatMultAcc": 4,
-                 "FloatDiv": 11, "FloatSqrt": 17, "SimdFloatAdd": 2, "SimdFloatMult": 3,
-                 "SimdFloatMultAcc": 4}
-    ops: dict[str, OpDesc] = {}
-    for unit in (FP_ALU(), FP_MultDiv(), SIMD_Unit()):
-        for op in unit.opList:
-            name = str(op.opClass)
-            latency = published.get(name, op.opLat)
-            pipelined = name not in ("FloatDiv", "FloatSqrt")
-            ops.setdefault(name, OpDesc(opClass=name, opLat=latency, pipelined=pipelined))
-    return list(ops.values())
-
-
-class A76VectorPipe(FUDesc):
-    """V0/V1: FP and ASIMD (LLVM-N1)."""
-
-    opList = _vector_ops()
-    count = 2
-
-
-class A76LoadStorePipe(FUDesc):
-    """Two load/store AGU pipes (LLVM-N1); the 4-cycle L1 load-to-use latency
-    comes from the L1D model, not from here."""
-
-    opList = [
-        OpDesc(opClass="MemRead"),
-        OpDesc(opClass="MemWrite"),
-        OpDesc(opClass="FloatMemRead"),
-        OpDesc(opClass="FloatMemWrite"),
-    ]
-    count = 2
-
-
-class A76FUPool(FUPool):
-    FUList = [
-        A76SingleCycleIntPipe(),
-        A76MultiCycleIntPipe(),
-        A76VectorPipe(),
-        A76LoadStorePipe(),
-        PredALU(),  # SVE predicates; unused on an Armv8.2 core, kept for completeness
-        IprPort(),  # system-register accesses (gem5 default: 3 cycles, unpipelined)
-    ]
+def a76_fu_pool():
+    """Pipes of A76/N1 (LLVM-N1, from the SWOG): 1 branch + 2 S, 1 M (MUL X 4,
+    DIV 5-20 -> 12), 2 V, 2 load/store."""
+    return fu_pool(
+        single_cycle_int_pipes(3),
+        multi_cycle_int_pipes(1, mul_latency=4, div_latency=12),
+        vector_pipes(2, A76_VECTOR_LATENCIES),
+        load_store_pipes(2),
+    )
 
 
 class A76BranchPredictor(TAGE_SC_L_64KB):
@@ -141,7 +86,7 @@ class CortexA76CPU(ArmO3CPU):
     issueToExecuteDelay = 1
     iewToCommitDelay = 1
     trapLatency = 13  # gem5 default; no public figure
-    fuPool = A76FUPool()
+    fuPool = a76_fu_pool()
     branchPred = A76BranchPredictor()
 
     def __init__(self, **kwargs: object) -> None:
@@ -223,5 +168,5 @@ MODEL = CoreModel(
     make_l1d=A76L1D,
     make_l2=A76L2,
     make_l3=A76L3,
-    sources={"reference": "shared/reference/core-parameters.md, Cortex-A76 table"},
+    notes={"memory": "LPDDR4X-4266 on SD855 has no gem5 model; one DDR4-2400 channel"},
 )
