@@ -30,6 +30,7 @@ BOOTLOADER = "boot_foundation.arm64"
 CONSOLE = "board.terminal"
 BOOT_MAX_TICKS = 5 * 10**12  # 5 s of guest time; a boot to init takes ~20 ms
 TAIL_LINES = 30
+PROGRESS_SECONDS = 60
 GEM5_EXIT_MEANING = {
     2: "bad arguments or a feature this gem5 build lacks",
     3: "the guest script failed",
@@ -113,7 +114,14 @@ def run_gem5(builds: Builds, variant: str, outdir: Path, mode_args: list[str],
     (outdir / "command.txt").write_text(" ".join(command) + "\n")
     started = time.monotonic()
     with (outdir / "simout.txt").open("w") as out, (outdir / "simerr.txt").open("w") as err:
-        code = subprocess.run(command, stdout=out, stderr=err, cwd=outdir).returncode
+        process = subprocess.Popen(command, stdout=out, stderr=err, cwd=outdir)
+        while True:
+            try:
+                code = process.wait(timeout=PROGRESS_SECONDS)
+                break
+            except subprocess.TimeoutExpired:
+                log.info("%s: %.0f s, guest console: %s", label, time.monotonic() - started,
+                         tail(outdir / CONSOLE, 1)[:100])
     seconds = time.monotonic() - started
     if code != 0:
         meaning = GEM5_EXIT_MEANING.get(code, "gem5 itself failed")

@@ -1,12 +1,20 @@
-/* Shared helpers for the guest benchmarks: argument parsing and the m5 ops
- * that bracket the measured region. */
+/* Shared helpers for the guest benchmarks: argument parsing, the m5 ops that
+ * bracket the measured region, and the memory set-up of the pointer chases. */
 #ifndef BENCH_H
 #define BENCH_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include <gem5/m5ops.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+#define BENCH_LINE 64 /* cache line size of every modelled core */
 
 static inline unsigned long bench_count(const char *text, const char *what)
 {
@@ -29,6 +37,114 @@ static inline void bench_region_begin(void)
 static inline void bench_region_end(void)
 {
 	m5_dump_stats(0, 0);
+}
+
+/* xorshift64: a few instructions per number, plenty for shuffles and branch
+ * outcomes. The state must not be zero. */
+static inline uint64_t bench_rand(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*state = x;
+	return x;
+}
+
+/* A number in [0, bound): the high half of a 64x64-bit product (one umulh,
+ * no division; the bias is below bound / 2^64). */
+static inline uint64_t bench_below(uint64_t *state, uint64_t bound)
+{
+	return (uint64_t)(((unsigned __int128)bench_rand(state) * bound) >> 64);
+}
+
+/*
+ * Fills next[0..n) so that i -> next[i] is one random cycle through all n
+ * indices (Sattolo's shuffle: swapping only with strictly lower positions
+ * yields a single cycle).
+ */
+static inline void bench_random_cycle(uint32_t *next, uint32_t n, uint64_t seed)
+{
+	for (uint32_t i = 0; i < n; i++)
+		next[i] = i;
+	for (uint32_t i = n - 1; i > 0; i--) {
+		uint32_t j = bench_below(&seed, i);
+		uint32_t t = next[i];
+
+		next[i] = next[j];
+		next[j] = t;
+	}
+}
+
+/*
+ * size bytes (a multiple of the page size) of zeroed anonymous memory aligned
+ * to align (a power of two, at least a page), with madvise(advice) applied
+ * before any page is touched and the pages then populated writable, which
+ * costs far fewer instructions than one fault per page. Failures of either
+ * madvise are ignored: the pages then simply fault in on first touch.
+ */
+static inline void *bench_map(size_t size, size_t align, int advice)
+{
+	size_t span = size + align;
+	char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *p;
+
+	if (raw == MAP_FAILED) {
+		perror("mmap");
+		exit(1);
+	}
+	p = (char *)(((uintptr_t)raw + align - 1) & ~(uintptr_t)(align - 1));
+	if (p != raw)
+		munmap(raw, p - raw);
+	munmap(p + size, raw + span - (p + size));
+	madvise(p, size, advice);
+	madvise(p, size, MADV_POPULATE_WRITE);
+	return p;
+}
+
+/* kB of this process's memory mapped by transparent huge pages (the
+ * AnonHugePages line of /proc/self/smaps_rollup), or -1 if it cannot tell. */
+static inline long bench_anon_huge_kb(void)
+{
+	char line[128];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/smaps_rollup", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "AnonHugePages: %ld", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/*
+ * 8 * blocks dependent loads: each line holds the address of the next one,
+ * and every ldr takes its address from the previous ldr's result. Returns
+ * where the chase stopped, so a later chase can go on from there.
+ */
+static inline void *bench_chase(void *p, unsigned long blocks)
+{
+	asm volatile("cbz	%1, 2f\n"
+		     "1:\n\t"
+		     "ldr	%0, [%0]\n\t"
+		     "ldr	%0, [%0]\n\t"
+		     "ldr	%0, [%0]\n\t"
+		     "ldr	%0, [%0]\n\t"
+		     "ldr	%0, [%0]\n\t"
+		     "ldr	%0, [%0]\n\t"
+		     "ldr	%0, [%0]\n\t"
+		     "ldr	%0, [%0]\n\t"
+		     "subs	%1, %1, #1\n\t"
+		     "b.ne	1b\n"
+		     "2:"
+		     : "+r"(p), "+r"(blocks)
+		     :
+		     : "cc", "memory");
+	return p;
 }
 
 #endif
