@@ -11,6 +11,7 @@ import collections
 import csv
 import json
 import logging
+import re
 import shutil
 import subprocess
 import time
@@ -167,6 +168,16 @@ def run_key_inputs(builds: Builds, spec: RunSpec, checkpoint: cache.Entry) -> di
             "configs": builds.configs_digest, "checkpoint": checkpoint.key}
 
 
+OPS_LINE = re.compile(r"\bops=(\d+)\b")
+
+
+def measured_operations(console: str, spec: RunSpec) -> int:
+    """The benchmark's own count of measured operations (its ``ops=`` line; it
+    may round the requested count up), else the count the definition gives."""
+    found = OPS_LINE.findall(console)
+    return int(found[-1]) if found else spec.workload.iterations
+
+
 def run_one(builds: Builds, spec: RunSpec) -> cache.Entry:
     checkpoint = ensure_checkpoint(builds, spec)
     inputs = run_key_inputs(builds, spec, checkpoint)
@@ -189,14 +200,17 @@ def run_one(builds: Builds, spec: RunSpec) -> cache.Entry:
             raise SimulationFailed(f"{spec.label}: the guest never dumped statistics "
                                    f"(no m5 dumpstats in the measured region)\n"
                                    f"{tail(out / 'm5out' / CONSOLE)}")
-        metrics = stats.region_metrics(dumps[0], spec.workload.iterations)
+        shutil.copy2(out / "m5out" / CONSOLE, out / "console.log")
+        operations = measured_operations((out / "console.log").read_text(errors="replace"),
+                                         spec)
+        metrics = stats.region_metrics(dumps[0], operations)
         (out / "result.json").write_text(json.dumps({
             "metrics": [m.__dict__ for m in metrics],
             "host_seconds": round(seconds, 1),
             "host_inst_rate": stats.host_rate(dumps),
+            "operations": operations,
             "provenance": builds.provenance(spec.variant),
         }, indent=2) + "\n")
-        shutil.copy2(out / "m5out" / CONSOLE, out / "console.log")
     return entry
 
 

@@ -52,29 +52,16 @@ static inline uint64_t bench_rand(uint64_t *state)
 	return x;
 }
 
-/* A number in [0, bound): the high half of a 64x64-bit product (one umulh,
- * no division; the bias is below bound / 2^64). */
+/* A number in [0, bound): the high half of the 64x64-bit product of a random
+ * number and bound (one umulh, no division; the bias is below bound / 2^64).
+ * In asm because GCC, given a 128-bit product, widens the caller's loop
+ * counter to 128 bits. */
 static inline uint64_t bench_below(uint64_t *state, uint64_t bound)
 {
-	return (uint64_t)(((unsigned __int128)bench_rand(state) * bound) >> 64);
-}
+	uint64_t high;
 
-/*
- * Fills next[0..n) so that i -> next[i] is one random cycle through all n
- * indices (Sattolo's shuffle: swapping only with strictly lower positions
- * yields a single cycle).
- */
-static inline void bench_random_cycle(uint32_t *next, uint32_t n, uint64_t seed)
-{
-	for (uint32_t i = 0; i < n; i++)
-		next[i] = i;
-	for (uint32_t i = n - 1; i > 0; i--) {
-		uint32_t j = bench_below(&seed, i);
-		uint32_t t = next[i];
-
-		next[i] = next[j];
-		next[j] = t;
-	}
+	asm("umulh	%0, %1, %2" : "=r"(high) : "r"(bench_rand(state)), "r"(bound));
+	return high;
 }
 
 /*
@@ -129,6 +116,7 @@ static inline long bench_anon_huge_kb(void)
 static inline void *bench_chase(void *p, unsigned long blocks)
 {
 	asm volatile("cbz	%1, 2f\n"
+		     ".p2align 6\n"
 		     "1:\n\t"
 		     "ldr	%0, [%0]\n\t"
 		     "ldr	%0, [%0]\n\t"

@@ -66,6 +66,6 @@ int main(int argc, char **argv)
 	bench_region_begin();
 	loop(iterations);
 	bench_region_end();
-	printf("syscall_loop %s: %lu iterations measured\n", argv[1], iterations);
+	printf("syscall_loop kind=%s ops=%lu\n", argv[1], iterations);
 	return 0;
 }
