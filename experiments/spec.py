@@ -23,7 +23,11 @@ class BadExperiment(ValueError):
 
 @dataclass(frozen=True)
 class Workload:
+    """One guest command: ``/bench/<benchmark> <args>``, measuring ``iterations``
+    operations (the benchmark's ``ops=`` line has the last word)."""
+
     name: str
+    benchmark: str
     args: tuple[str, ...]
     iterations: int
 
@@ -33,7 +37,6 @@ class RunSpec:
     """One simulation: everything that decides its result except the builds."""
 
     experiment: str
-    benchmark: str
     core: str
     variant: str
     features: tuple[str, ...]
@@ -50,7 +53,7 @@ class RunSpec:
         return f"{self.core} {self.variant} [{features}] {self.workload.name}{params}"
 
     def guest_script(self) -> str:
-        command = " ".join([f"/bench/{self.benchmark}", *self.workload.args])
+        command = " ".join([f"/bench/{self.workload.benchmark}", *self.workload.args])
         return f"set -e\necho 'run: {command}'\n{command}\n"
 
     def as_dict(self) -> dict[str, object]:
@@ -78,9 +81,9 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
     data = tomllib.loads(path.read_text())
     try:
         matrix = data["matrix"]
-        workloads = [Workload(w["name"], tuple(str(a) for a in w["args"]), int(w["iterations"]))
+        workloads = [Workload(w["name"], w.get("benchmark", data.get("benchmark", "")),
+                              tuple(str(a) for a in w["args"]), int(w["iterations"]))
                      for w in data["workloads"]]
-        benchmark = data["benchmark"]
     except KeyError as err:
         raise BadExperiment(f"{path}: missing key {err}") from err
     for core in matrix["cores"]:
@@ -98,9 +101,14 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
         feature_sets = [catalog.parse_features(f) for f in matrix["features"]]
     except catalog.UnknownName as err:
         raise BadExperiment(f"{path}: {err}") from err
+    benchmarks = {p.stem for p in (REPO_ROOT / "disk-image" / "benchmarks").glob("*.c")}
+    for workload in workloads:
+        if workload.benchmark not in benchmarks:
+            raise BadExperiment(f"{path}: workload {workload.name}: unknown benchmark "
+                                f"'{workload.benchmark}'; valid: {', '.join(sorted(benchmarks))}")
     param_sets = [tuple(p) for p in matrix.get("params", [[]])]
     runs = tuple(
-        RunSpec(experiment=data.get("name", name), benchmark=benchmark, core=core,
+        RunSpec(experiment=data.get("name", name), core=core,
                 variant=variant, features=features, params=params, workload=workload,
                 memory=data.get("memory", "1GiB"), max_ms=float(data.get("max_ms", 1000.0)))
         for core, variant, features, params, workload in itertools.product(
