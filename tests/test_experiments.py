@@ -85,3 +85,18 @@ def test_stats_region_is_the_first_dump(tmp_path: Path) -> None:
     assert metrics["ipc"] == pytest.approx(0.5)
     assert metrics["l1d_misses"] == 12
     assert stats.host_rate(dumps) == 150000
+
+
+def test_operations_come_from_the_benchmark_when_it_says() -> None:
+    from experiments import runner
+
+    run = spec.load("syscall").runs[0]
+    console = "init: up\nsyscall_loop kind=invalid ops=10016\ninit: host script exited\n"
+    assert runner.measured_operations(console, run) == 10016
+    assert runner.measured_operations("no count here\n", run) == run.workload.iterations
+
+
+def test_unknown_benchmark_lists_valid_ones(tmp_path: Path) -> None:
+    bad = GOOD.replace('benchmark = "syscall_loop"', 'benchmark = "nope"')
+    with pytest.raises(spec.BadExperiment, match="valid: .*syscall_loop"):
+        spec.load("probe", _write(tmp_path, bad))
