@@ -65,7 +65,7 @@ def build_inputs(disk_dir: Path, tools: cache.Entry, busybox_deb: Path) -> dict[
 
 def stage_rootfs(disk_dir: Path, tools: cache.Entry, busybox_deb: Path, jobs: int,
                  stage: Path) -> None:
-    for sub in ("bin", "sbin", "dev", "proc", "sys", "tmp", "root", "bench", "etc"):
+    for sub in ("bin", "sbin", "dev", "proc", "sys", "tmp", "run", "root", "bench", "etc"):
         (stage / sub).mkdir(parents=True, exist_ok=True)
     unpacked = stage.parent / "busybox-deb"
     run(["dpkg-deb", "-x", str(busybox_deb), str(unpacked)])

@@ -200,7 +200,7 @@ def check_config(objdir: Path, requested: dict[str, str], variant: str) -> None:
 def prepare_variant(root: Path, patch_root: Path, variant: str,
                     source: KernelSource) -> tuple[Path, Path, dict[str, str]]:
     """Patched source and configured object directory for one variant."""
-    work = root / "kernel" / "work" / variant
+    work = root / "kernel" / "trees" / variant
     src, objdir = work / "src", work / "obj"
     sync_tree(pristine_tree(root, source), src)
     apply_series(src, read_series(variant_dir(patch_root, variant)), f"kernel {variant}")
@@ -240,7 +240,7 @@ def ensure_kernel(patch_root: Path, variant: str, jobs: int) -> cache.Entry:
         log.info("kernel %s cache hit: %s", variant, entry.path)
         return entry
     started = time.monotonic()
-    with cache.locked(root / "kernel" / "work" / f"{variant}.lock"):
+    with cache.locked(root / "kernel" / "trees" / f"{variant}.lock"):
         if entry.exists():
             return entry
         src, objdir, env = prepare_variant(root, patch_root, variant, source)

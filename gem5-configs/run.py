@@ -43,9 +43,9 @@ BOOT_CLOCK = "2GHz"  # the atomic boot's clock only sets how fast guest time pas
 BOOT_SCRIPT = """\
 echo "boot: init is up, taking the checkpoint"
 m5 checkpoint
-m5 readfile > /tmp/restored-script
+m5 readfile > /run/restored-script
 echo "restore: running the host script"
-sh /tmp/restored-script
+sh /run/restored-script
 """
 STOP_EVENTS = (ExitEvent.EXIT, ExitEvent.FAIL, ExitEvent.CHECKPOINT, ExitEvent.KERNEL_PANIC,
                ExitEvent.KERNEL_OOPS, ExitEvent.MAX_TICK, ExitEvent.USER_INTERRUPT)
