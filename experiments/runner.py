@@ -11,6 +11,7 @@ import collections
 import csv
 import json
 import logging
+import os
 import re
 import shutil
 import subprocess
@@ -134,15 +135,45 @@ def run_gem5(builds: Builds, variant: str, outdir: Path, mode_args: list[str],
     return seconds
 
 
-def ensure_checkpoint(builds: Builds, spec: RunSpec) -> cache.Entry:
-    """Boot once (atomic CPU) per (kernel, features, memory, cores) and checkpoint."""
+def check_models(builds: Builds, runs: list[RunSpec], jobs: int) -> None:
+    """Build each distinct (core, features, params) model in gem5 without
+    simulating, so a bad parameter path fails in seconds, not after a boot."""
+    distinct = {(r.core, r.features, r.params): r for r in runs}
+    scratch = cache.cache_root() / "model-checks"
+
+    def check(spec: RunSpec) -> None:
+        outdir = scratch / f"{os.getpid()}-{cache.key_of(spec.as_dict())}"
+        script = outdir / "unused.sh"
+        outdir.mkdir(parents=True, exist_ok=True)
+        script.write_text("true\n")
+        try:
+            run_gem5(builds, spec.variant, outdir, [
+                "measure", "--check", "--core", spec.core,
+                "--features", ",".join(spec.features), "--checkpoint", str(outdir),
+                "--script", str(script), *[a for p in spec.params for a in ("--param", p)]],
+                f"check {spec.label}")
+        finally:
+            shutil.rmtree(outdir, ignore_errors=True)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        for future in as_completed([pool.submit(check, r) for r in distinct.values()]):
+            future.result()
+
+
+def checkpoint_inputs(builds: Builds, spec: RunSpec) -> dict:
     architecture = catalog.architecture_of(spec.core)
-    inputs = {
+    return {
         "gem5": builds.gem5.key, "kernel": builds.kernels[spec.variant].key,
         "disk": builds.disk.key, "configs": builds.configs_digest,
         "architecture": [architecture, list(catalog.ARCHITECTURES[architecture])],
         "features": list(spec.features), "memory": spec.memory, "cores": spec.cores,
     }
+
+
+def ensure_checkpoint(builds: Builds, spec: RunSpec) -> cache.Entry:
+    """Boot once (atomic CPU) per (kernel, features, memory, cores) and checkpoint."""
+    inputs = checkpoint_inputs(builds, spec)
+    architecture = inputs["architecture"][0]
     entry = cache.entry("checkpoints", inputs)
     if entry.exists():
         return entry
@@ -176,6 +207,12 @@ def measured_operations(console: str, spec: RunSpec) -> int:
     may round the requested count up), else the count the definition gives."""
     found = OPS_LINE.findall(console)
     return int(found[-1]) if found else spec.workload.iterations
+
+
+def run_done(builds: Builds, spec: RunSpec) -> bool:
+    """Whether this run's outputs are cached (without booting for its checkpoint)."""
+    checkpoint = cache.entry("checkpoints", checkpoint_inputs(builds, spec))
+    return cache.entry("runs", run_key_inputs(builds, spec, checkpoint)).exists()
 
 
 def run_one(builds: Builds, spec: RunSpec) -> cache.Entry:
@@ -248,6 +285,9 @@ def run_experiment(experiment: Experiment, jobs: int, results_dir: Path) -> Path
     builds = ensure_builds(variants, jobs)
     runs = list(experiment.runs)
     log.info("%s: %d runs, up to %d at a time", experiment.name, len(runs), jobs)
+    pending = [r for r in runs if not run_done(builds, r)]
+    if pending:
+        check_models(builds, pending, jobs)
     # Checkpoints first, one per boot configuration, so parallel runs share them.
     boots = {(r.variant, catalog.architecture_of(r.core), r.features, r.memory, r.cores): r
              for r in runs}

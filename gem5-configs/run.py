@@ -71,6 +71,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                            help=f"core model: {', '.join(catalog.CORE_MODULES)}")
             p.add_argument("--param", action="append", default=[],
                            help="override a model parameter, e.g. cpu.numROBEntries=192")
+            p.add_argument("--check", action="store_true",
+                           help="build the model, report bad names, and stop before simulating")
         if mode == "boot":
             p.add_argument("--checkpoint-out", type=Path, required=True)
             p.add_argument("--architecture", default="armv8.2",
@@ -149,6 +151,9 @@ def main(argv: list[str]) -> int:
     except (catalog.UnknownName, FeatureNotSupported, UnknownParameter) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
+    if getattr(args, "check", False):
+        print("model ok")
+        return EXIT_OK
     outdir = Path(m5.options.outdir)
     (outdir / "model.json").write_text(json.dumps(description, indent=2) + "\n")
 
