@@ -77,10 +77,11 @@ def load_pipes(count: int) -> FUDesc:
 
 
 def fu_pool(*units: FUDesc) -> FUPool:
-    """The given pipes, plus SVE-predicate and system-register units.
+    """The given pipes, plus SVE-predicate and gem5's ``IprPort`` units.
 
-    ``IprPort`` keeps gem5's 3-cycle unpipelined system-register access; its
-    cost is what the sysreg timing work (gem5-patches) replaces.
+    In gem5 v24.0.0.1 no ARM instruction uses the IprAccess op class: MRS, MSR
+    and ISB are IntAlu ops whose cost is their pipeline serialization, not a
+    unit latency. ``IprPort`` stays so that every op class has a unit.
     """
     return FUPool(FUList=[*units, PredALU(), IprPort()])
 
