@@ -64,6 +64,8 @@ class Builds:
             "gem5_build": self.gem5.key,
             "gem5_patches": ";".join(name for name, _ in self.gem5.manifest()["inputs"]["patches"]),
             "kernel_variant": variant,
+            "kernel_source": " ".join(
+                str(v) for v in self.kernels[variant].manifest()["inputs"]["source"].values()),
             "kernel_build": self.kernels[variant].key,
             "disk_build": self.disk.key,
             "configs_hash": self.configs_digest[:16],
@@ -253,7 +255,7 @@ def run_one(builds: Builds, spec: RunSpec) -> cache.Entry:
 
 CSV_COLUMNS = ("experiment", "run", "core", "variant", "features", "params", "workload",
                "metric", "value", "unit", "gem5_version", "gem5_build", "gem5_patches",
-               "kernel_variant", "kernel_build", "disk_build", "configs_hash",
+               "kernel_variant", "kernel_source", "kernel_build", "disk_build", "configs_hash",
                "host_seconds", "host_inst_rate")
 
 
