@@ -166,6 +166,10 @@ def main(argv: list[str]) -> int:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
     if getattr(args, "check", False):
+        # Instantiating makes the C++ objects check their own parameters (a
+        # BTB size that is not a power of two, say) without simulating.
+        set_workload(board, args.vmlinux, args.disk, args.bootloader, "", None)
+        Simulator(board=board)._instantiate()
         print("model ok")
         return EXIT_OK
     outdir = Path(m5.options.outdir)

@@ -54,7 +54,9 @@ class A76BranchPredictor(TAGE_SC_L_64KB):
     """TAGE-SC-L 64KB: Arm does not publish the A76 direction predictor; a
     64 KB TAGE-class predictor is what Scarab's A76 model uses (G)."""
 
-    btb = SimpleBTB(numEntries=6144, tagBits=18)  # ~6K-entry main BTB (AT-A76, WC-A76)
+    # ~6K-entry main BTB (AT-A76, WC-A76); gem5 needs a power of two, and 8K
+    # rather than 4K keeps the capacity at or above the real one.
+    btb = SimpleBTB(numEntries=8192, tagBits=18)
     ras = ReturnAddrStack(numEntries=16)  # not published; gem5/NOVO default 16 (G)
 
 

@@ -42,7 +42,8 @@ V2_VECTOR_LATENCIES = {"FloatAdd": 2, "FloatCmp": 2, "FloatMult": 3, "FloatMultA
 class V2BranchPredictor(TAGE_SC_L_64KB):
     """8-table TAGE with longer history (HC23) -> TAGE-SC-L 64KB, as GEM5-V2 uses."""
 
-    btb = SimpleBTB(numEntries=12288, tagBits=18)  # main BTB +50% over V1's 8K (HC23)
+    # Main BTB +50% over V1's 8K = 12K (HC23); gem5 needs a power of two (16K).
+    btb = SimpleBTB(numEntries=16384, tagBits=18)
     ras = ReturnAddrStack(numEntries=32)  # 32 measured (JG-V2)
 
 
