@@ -43,12 +43,14 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def tree_digest(root: Path) -> str:
+def tree_digest(root: Path, exclude: tuple[str, ...] = ()) -> str:
     """sha256 over every file's relative path and contents below ``root``
-    (Python bytecode caches excluded: they are not inputs)."""
+    (Python bytecode caches excluded: they are not inputs), leaving out paths
+    that start with any of ``exclude`` (relative, POSIX style)."""
     digest = hashlib.sha256()
     files = (p for p in root.rglob("*")
-             if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
+             if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+             and not p.relative_to(root).as_posix().startswith(exclude))
     for path in sorted(files):
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(b"\0")
@@ -88,6 +90,10 @@ class Entry:
         The manifest records the inputs so that every output says what made it.
         """
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        for stale in self.path.parent.glob(f".{self.key}.partial-*"):
+            # Left by a build that was killed; its process is gone.
+            if not _process_alive(int(stale.name.rsplit("-", 1)[1])):
+                shutil.rmtree(stale, ignore_errors=True)
         scratch = self.path.parent / f".{self.key}.partial-{os.getpid()}"
         if scratch.exists():
             shutil.rmtree(scratch)
@@ -104,6 +110,16 @@ class Entry:
         finally:
             if scratch.exists():
                 shutil.rmtree(scratch)
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def entry(kind: str, inputs: dict[str, Any], root: Path | None = None) -> Entry:

@@ -27,6 +27,9 @@ from experiments.spec import REPO_ROOT, Experiment, RunSpec, catalog
 log = logging.getLogger(__name__)
 
 CONFIGS = REPO_ROOT / "gem5-configs"
+# A boot runs on the atomic CPU with no caches: core models, caches and
+# parameter overrides do not change a checkpoint, so editing them keeps it.
+NOT_USED_BY_BOOT = ("hardening/cores/", "hardening/caches.py", "hardening/params.py")
 RUN_SCRIPT = CONFIGS / "run.py"
 BOOTLOADER = "boot_foundation.arm64"
 CONSOLE = "board.terminal"
@@ -53,6 +56,7 @@ class Builds:
     disk: cache.Entry
     kernels: dict[str, cache.Entry]
     configs_digest: str
+    boot_configs_digest: str
 
     @property
     def gem5_binary(self) -> Path:
@@ -72,6 +76,11 @@ class Builds:
         }
 
 
+def configs_digests() -> dict[str, str]:
+    return {"configs_digest": cache.tree_digest(CONFIGS),
+            "boot_configs_digest": cache.tree_digest(CONFIGS, NOT_USED_BY_BOOT)}
+
+
 def ensure_builds(variants: list[str], jobs: int) -> Builds:
     gem5_patches = REPO_ROOT / "gem5-patches"
     tools = gem5.ensure_tools(gem5_patches, jobs)
@@ -81,7 +90,7 @@ def ensure_builds(variants: list[str], jobs: int) -> Builds:
         disk=disk.ensure_disk(REPO_ROOT / "disk-image", tools, jobs),
         kernels={v: kernel.ensure_kernel(REPO_ROOT / "kernel-patches", v, jobs)
                  for v in variants},
-        configs_digest=cache.tree_digest(CONFIGS),
+        **configs_digests(),
     )
 
 
@@ -96,7 +105,7 @@ def cached_builds(variants: list[str], jobs: int = 2) -> Builds | None:
         return None
     return Builds(gem5=simulator, tools=tools,
                   disk=disk.ensure_disk(REPO_ROOT / "disk-image", tools, jobs),
-                  kernels=kernels, configs_digest=cache.tree_digest(CONFIGS))
+                  kernels=kernels, **configs_digests())
 
 
 def tail(path: Path, lines: int = TAIL_LINES) -> str:
@@ -166,7 +175,7 @@ def checkpoint_inputs(builds: Builds, spec: RunSpec) -> dict:
     architecture = catalog.architecture_of(spec.core)
     return {
         "gem5": builds.gem5.key, "kernel": builds.kernels[spec.variant].key,
-        "disk": builds.disk.key, "configs": builds.configs_digest,
+        "disk": builds.disk.key, "configs": builds.boot_configs_digest,
         "architecture": [architecture, list(catalog.ARCHITECTURES[architecture])],
         "features": list(spec.features), "memory": spec.memory, "cores": spec.cores,
     }

@@ -76,3 +76,22 @@ def test_tree_digest_sees_renames(tmp_path: Path) -> None:
     before = cache.tree_digest(tmp_path)
     os.rename(tmp_path / "a", tmp_path / "b")
     assert cache.tree_digest(tmp_path) != before
+
+
+def test_stale_partial_entries_are_removed(tmp_path: Path) -> None:
+    entry = cache.entry("thing", {"x": 2}, tmp_path)
+    stale = tmp_path / "thing" / f".{entry.key}.partial-999999999"
+    stale.mkdir(parents=True)
+    with entry.staging({"x": 2}) as out:
+        (out / "f").write_text("x")
+    assert not stale.exists() and entry.exists()
+
+
+def test_tree_digest_can_leave_out_paths(tmp_path: Path) -> None:
+    (tmp_path / "cores").mkdir()
+    (tmp_path / "board.py").write_text("a")
+    (tmp_path / "cores" / "a76.py").write_text("b")
+    before = cache.tree_digest(tmp_path, ("cores/",))
+    (tmp_path / "cores" / "a76.py").write_text("c")
+    assert cache.tree_digest(tmp_path, ("cores/",)) == before
+    assert cache.tree_digest(tmp_path) != before
