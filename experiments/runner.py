@@ -255,7 +255,7 @@ def run_one(builds: Builds, spec: RunSpec) -> cache.Entry:
         (out / "result.json").write_text(json.dumps({
             "metrics": [m.__dict__ for m in metrics],
             "host_seconds": round(seconds, 1),
-            "host_inst_rate": stats.host_rate(dumps),
+            "host_inst_rate": stats.host_rate(dumps[0]),
             "operations": operations,
             "provenance": builds.provenance(spec.variant),
         }, indent=2) + "\n")

@@ -49,12 +49,13 @@ def _sum_matching(dump: dict[str, float], pattern: str) -> float | None:
     return sum(values) if values else None
 
 
-# (metric, unit, stat-name regex summed over cores). The region's committed
-# instructions are per-core stats; simInsts is cumulative across resets.
+# The region's committed instructions are per-core stats; simInsts is
+# cumulative across resets.
+INSTRUCTIONS = r"board\.processor\.cores\d*\.core\.commitStats0\.numInsts"
+# (metric, unit, stat-name regex summed over cores).
 COUNTERS: tuple[tuple[str, str, str], ...] = (
     ("cycles", "cycles", r"board\.processor\.cores\d*\.core\.numCycles"),
-    ("instructions", "instructions",
-     r"board\.processor\.cores\d*\.core\.commitStats0\.numInsts"),
+    ("instructions", "instructions", INSTRUCTIONS),
     ("branch_mispredicts", "count",
      r"board\.processor\.cores\d*\.core\.branchPred\.condIncorrect"),
     ("l1d_misses", "count", r"board\.cache_hierarchy\.l1d\d*\.overallMisses::total"),
@@ -91,6 +92,15 @@ def region_metrics(dump: dict[str, float], iterations: int) -> list[Metric]:
     return metrics
 
 
-def host_rate(dumps: list[dict[str, float]]) -> float | None:
-    """Simulated instructions per host second, from the region's dump."""
-    return dumps[0].get("hostInstRate") if dumps else None
+def host_rate(dump: dict[str, float]) -> float | None:
+    """Simulated instructions per host second over the measured region.
+
+    gem5's own hostInstRate divides the cumulative simInsts (which resetstats
+    does not reset) by the region's host seconds, so it is recomputed from
+    the per-core committed instructions.
+    """
+    instructions = _sum_matching(dump, INSTRUCTIONS)
+    seconds = dump.get("hostSeconds")
+    if instructions is None or not seconds:
+        return None
+    return instructions / seconds
