@@ -137,13 +137,13 @@ def main() -> None:
     bars.barh([p + 0.2 for p in positions], compared["simulated"], 0.4, label="gem5 model",
               color=style.PALETTE[1], edgecolor="black", linewidth=0.4)
     bars.barh([p - 0.2 for p in positions], compared["published"], 0.4,
-              label="published hardware", color=style.HARDWARE_COLOUR, hatch="..",
+              label="published hardware", color=style.HARDWARE_COLOUR, hatch=style.HARDWARE_HATCH,
               edgecolor="black", linewidth=0.4)
     bars.set_yticks(list(positions), labels, fontsize=5)
     bars.set_xlabel("cycles (bandwidth: bytes/cycle)")
     bars.legend(frameon=False, fontsize=6)
     bars.set_title("(b) simulated vs published", loc="left")
-    fig.text(0.0, -0.03, style.provenance_note(frame), fontsize=5, color="#555555")
+    style.add_provenance(fig, frame)
     for path in style.save(fig, "core_validation"):
         print(path.relative_to(style.REPO_ROOT))
     target = style.OUT / "core_validation.md"

@@ -20,8 +20,9 @@ OUT = PLOTS / "out"
 
 # Okabe-Ito colours ordered by lightness so that bars stay apart in grayscale.
 PALETTE = ("#000000", "#0072B2", "#D55E00", "#009E73", "#E69F00", "#56B4E9", "#F0E442")
-HATCHES = ("", "//", "..", "xx", "\\\\", "--", "oo")
+HATCHES = ("", "//", "..", "\\\\", "--", "oo", "++")
 HARDWARE_COLOUR = "#999999"
+HARDWARE_HATCH = "xx"  # never one of HATCHES' first entries, so never a model's
 COLUMN_WIDTH_IN = 3.35  # one column of a two-column ACM/IEEE paper
 FULL_WIDTH_IN = 7.0
 
@@ -70,6 +71,12 @@ def provenance_note(frame: pd.DataFrame) -> str:
     gem5 = ",".join(sorted(set(builds["gem5_version"] + "/" + builds["gem5_build"])))
     kernels = ",".join(sorted(set(builds["kernel_build"])))
     return f"gem5 {gem5}; kernel {kernels}"
+
+
+def add_provenance(fig: plt.Figure, frame: pd.DataFrame) -> None:
+    """Name the builds behind the data below the axes, clear of their labels."""
+    fig.text(0.0, -0.06, provenance_note(frame), fontsize=5, color="#555555",
+             transform=fig.transFigure)
 
 
 def save(fig: plt.Figure, name: str) -> list[Path]:

@@ -30,21 +30,22 @@ def main() -> None:
                  for w in WORKLOADS]
         errors = [grouped.loc[(w, feature), "std"] if (w, feature) in grouped.index
                   and grouped.loc[(w, feature), "count"] > 1 else 0 for w in WORKLOADS]
-        bars = ax.bar(x + (i - 1) * width, means, width, yerr=errors, capsize=2,
+        bars = ax.bar(x + (i - 1) * width, means, width,
+                      yerr=errors if any(errors) else None, capsize=2,
                       label=f"gem5 {label}", color=style.PALETTE[i + 1],
                       hatch=style.HATCHES[i + 1], edgecolor="black", linewidth=0.5)
         ax.bar_label(bars, fmt="%.0f", fontsize=6, padding=1)
     pixel4 = style.published()["c1"]["pixel4"]
     hw = ax.bar([x[0] + width], [pixel4["baseline"]], width, color=style.HARDWARE_COLOUR,
-                hatch="..", edgecolor="black", linewidth=0.5,
+                hatch=style.HARDWARE_HATCH, edgecolor="black", linewidth=0.5,
                 label="Pixel 4 (A76, Linux 4.14), published")
     ax.bar_label(hw, fmt="%.0f", fontsize=6, padding=1)
     ax.set_xticks(x, ["invalid syscall", "getppid()"])
     ax.set_ylabel("time per system call (ns)")
-    ax.set_ylim(0, ax.get_ylim()[1] * 1.15)
-    ax.legend(loc="upper left", frameon=False)
+    ax.set_ylim(0, ax.get_ylim()[1] * 1.45)  # room for the legend above the bars
+    ax.legend(loc="upper left", frameon=False, fontsize=6)
     ax.set_title("Cortex-A76 model, baseline Linux 6.12", loc="left")
-    fig.text(0.0, -0.02, style.provenance_note(data), fontsize=5, color="#555555")
+    style.add_provenance(fig, data)
     for path in style.save(fig, "syscall"):
         print(path.relative_to(style.REPO_ROOT))
 
