@@ -85,7 +85,8 @@ def save(fig: plt.Figure, name: str) -> list[Path]:
     for suffix in ("pdf", "png"):
         path = OUT / f"{name}.{suffix}"
         partial = path.with_name(f".{path.stem}.partial.{suffix}")
-        fig.savefig(partial)
+        # No creation date: the same data gives the same file.
+        fig.savefig(partial, metadata={"CreationDate": None} if suffix == "pdf" else None)
         partial.rename(path)
         written.append(path)
     plt.close(fig)
