@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from experiments import runner
+from experiments.spec import catalog
 
 pytestmark = pytest.mark.needs_gem5
 
@@ -43,3 +44,30 @@ def test_failing_guest_script_is_an_error(builds: runner.Builds, tmp_path: Path)
         runner.run_gem5(builds, "baseline", tmp_path / "m5out",
                         ["direct", "--cpu", "atomic", "--script", str(script),
                          "--max-ticks", str(5 * 10**12)], "boot test")
+
+
+def _check_model(builds: runner.Builds, tmp_path: Path, *args: str) -> None:
+    script = tmp_path / "unused.sh"
+    script.write_text("true\n")
+    runner.run_gem5(builds, "baseline", tmp_path / "m5out",
+                    ["measure", "--check", "--checkpoint", str(tmp_path), "--script",
+                     str(script), *args], "model check")
+
+
+@pytest.mark.parametrize("core", list(catalog.CORE_MODULES))
+def test_every_core_model_instantiates(builds: runner.Builds, tmp_path: Path,
+                                       core: str) -> None:
+    _check_model(builds, tmp_path, "--core", core)
+
+
+def test_unknown_parameter_names_the_valid_ones(builds: runner.Builds,
+                                               tmp_path: Path) -> None:
+    with pytest.raises(runner.SimulationFailed,
+                       match="(?s)status 2.*no parameter 'numROBEntrys'.*numROBEntries"):
+        _check_model(builds, tmp_path, "--core", "cortex-a76",
+                     "--param", "cpu.numROBEntrys=192")
+
+
+def test_unsupported_feature_says_so(builds: runner.Builds, tmp_path: Path) -> None:
+    with pytest.raises(runner.SimulationFailed, match="(?s)status 2.*'poe' is not supported"):
+        _check_model(builds, tmp_path, "--core", "cortex-a76", "--features", "poe")

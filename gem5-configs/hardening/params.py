@@ -24,11 +24,17 @@ def parse_override(text: str) -> tuple[list[str], str]:
     return path.split("."), value
 
 
+def _param_names(obj: SimObject) -> set[str]:
+    # gem5's parameter table is a multidict (own and inherited entries): it
+    # supports keys() but not iteration or ``in``.
+    return set(obj._params.keys())
+
+
 def _children(obj: SimObject) -> dict[str, SimObject]:
     """Child SimObjects, whether assigned as children or held in a parameter
     (``cpu.branchPred``, ``cpu.mmu``)."""
     found = dict(obj._children.items())
-    for name in obj._params:
+    for name in _param_names(obj):
         value = getattr(obj, name, None)
         if isinstance(value, SimObject):
             found[name] = value
@@ -50,10 +56,10 @@ def apply_override(roots: dict[str, Sequence[SimObject]], text: str) -> None:
                     f"--param '{text}': '{name}' is not a child of {type(obj).__name__}; "
                     f"children: {', '.join(sorted(children)) or 'none'}")
             obj = children[name]
-        if param not in obj._params:
+        if param not in _param_names(obj):
             raise UnknownParameter(
                 f"--param '{text}': {type(obj).__name__} has no parameter '{param}'; "
-                f"valid: {', '.join(sorted(obj._params))}")
+                f"valid: {', '.join(sorted(_param_names(obj)))}")
         setattr(obj, param, value)
 
 

@@ -51,8 +51,9 @@ class NeoverseV1CPU(ArmO3CPU):
     decodeWidth = 5  # 5-wide decode from the I-cache (V1DECK); MOP cache not modelled
     renameWidth = 8  # V1DECK
     dispatchWidth = 8
-    issueWidth = 15  # 15-wide issue (V1DECK)
-    wbWidth = 15
+    # 15-wide issue (V1DECK); gem5 v24's O3 is compiled with at most 12 (MaxWidth).
+    issueWidth = 12
+    wbWidth = 12
     commitWidth = 8
     squashWidth = 8
     numROBEntries = 256  # V1DECK, LLVM-V1

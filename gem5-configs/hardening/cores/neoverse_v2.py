@@ -54,8 +54,9 @@ class NeoverseV2CPU(ArmO3CPU):
     decodeWidth = 6  # HC23, JG-V2
     renameWidth = 8  # up to 8 MOPs/cycle (JG-V2 from the SWOG)
     dispatchWidth = 8
-    issueWidth = 17  # 17 issue ports (HC23)
-    wbWidth = 17
+    # 17 issue ports (HC23); gem5 v24's O3 is compiled with at most 12 (MaxWidth).
+    issueWidth = 12
+    wbWidth = 12
     commitWidth = 8  # 8-wide retire (HC23)
     squashWidth = 8
     numROBEntries = 320  # HC23; 320 measured (JG-V2)
