@@ -113,8 +113,11 @@ def markdown_table(table: pd.DataFrame) -> str:
 def main() -> None:
     frame = style.load_results("core-validation")
     table = with_published(derived_metrics(frame))
-    fig, (curve, bars) = style.plt.subplots(1, 2, figsize=(style.FULL_WIDTH_IN, 2.6))
     style.apply()
+    compared = table[~table["published"].isna()].reset_index(drop=True)
+    fig, (curve, bars) = style.plt.subplots(
+        1, 2, figsize=(style.FULL_WIDTH_IN, max(2.6, 0.16 * len(compared) + 0.8)),
+        gridspec_kw={"width_ratios": [1, 1.3]}, layout="constrained")
     cycles = per_op(frame, "cycles_per_iteration").reset_index()
     chases = cycles[cycles["workload"].str.startswith(CHASE_PREFIX)].copy()
     chases["size"] = chases["workload"].map(size_of)
@@ -126,13 +129,15 @@ def main() -> None:
         curve.plot(points["size"] / 1024, points["value"], marker=markers[i],
                    color=style.PALETTE[i], label=core, linewidth=1, markersize=3)
     curve.set_xscale("log", base=2)
-    curve.set_xlabel("working set (KiB)")
+    curve.set_xticks([2 ** k for k in range(3, 17, 3)])
+    curve.xaxis.set_major_formatter(style.plt.FuncFormatter(
+        lambda kib, _: f"{kib / 1024:g} Mi" if kib >= 1024 else f"{kib:g} Ki"))
+    curve.set_xlabel("working set (bytes)")
     curve.set_ylabel("load-to-use latency (cycles)")
     curve.legend(frameon=False)
     curve.set_title("(a) pointer chase", loc="left")
 
-    compared = table[~table["published"].isna()].reset_index(drop=True)
-    labels = [f"{r.core}\n{r.metric.replace('_', ' ')}" for r in compared.itertuples()]
+    labels = [f"{r.core}: {METRIC_LABELS[r.metric]}" for r in compared.itertuples()]
     positions = range(len(compared))
     bars.barh([p + 0.2 for p in positions], compared["simulated"], 0.4, label="gem5 model",
               color=style.PALETTE[1], edgecolor="black", linewidth=0.4)
