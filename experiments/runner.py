@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 CONFIGS = REPO_ROOT / "gem5-configs"
 # A boot runs on the atomic CPU with no caches: core models, caches and
 # parameter overrides do not change a checkpoint, so editing them keeps it.
-NOT_USED_BY_BOOT = ("hardening/cores/", "hardening/caches.py", "hardening/params.py")
+NOT_USED_BY_BOOT = ("hardening/cores/", "hardening/caches.py", "hardening/params.py",
+                    "hardening/sysreg.py")
 RUN_SCRIPT = CONFIGS / "run.py"
 BOOTLOADER = "boot_foundation.arm64"
 CONSOLE = "board.terminal"

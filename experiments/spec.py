@@ -68,6 +68,24 @@ class Experiment:
     runs: tuple[RunSpec, ...] = field(default_factory=tuple)
 
 
+EXCLUDE_KEYS = ("core", "variant", "workload")
+
+
+def _exclusion(path: Path, entry: dict[str, object]) -> dict[str, str]:
+    """An ``[[exclude]]`` table: runs matching every key it gives are left out
+    (combinations of the matrix that cannot run, e.g. ``ia-off`` without PAC)."""
+    unknown = sorted(set(entry) - set(EXCLUDE_KEYS))
+    if unknown or not entry:
+        raise BadExperiment(f"{path}: [[exclude]] keys must be among "
+                            f"{', '.join(EXCLUDE_KEYS)} (got {', '.join(unknown) or 'none'})")
+    return {k: str(v) for k, v in entry.items()}
+
+
+def _matches(run: RunSpec, exclusion: dict[str, str]) -> bool:
+    values = {"core": run.core, "variant": run.variant, "workload": run.workload.name}
+    return all(values[k] == v for k, v in exclusion.items())
+
+
 def available() -> list[str]:
     return sorted(p.stem for p in DEFINITIONS.glob("*.toml"))
 
@@ -107,11 +125,14 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
             raise BadExperiment(f"{path}: workload {workload.name}: unknown benchmark "
                                 f"'{workload.benchmark}'; valid: {', '.join(sorted(benchmarks))}")
     param_sets = [tuple(p) for p in matrix.get("params", [[]])]
+    excludes = [_exclusion(path, e) for e in data.get("exclude", [])]
     runs = tuple(
-        RunSpec(experiment=data.get("name", name), core=core,
-                variant=variant, features=features, params=params, workload=workload,
-                memory=data.get("memory", "1GiB"), max_ms=float(data.get("max_ms", 1000.0)))
-        for core, variant, features, params, workload in itertools.product(
-            matrix["cores"], matrix["variants"], feature_sets, param_sets, workloads))
+        run for run in (
+            RunSpec(experiment=data.get("name", name), core=core,
+                    variant=variant, features=features, params=params, workload=workload,
+                    memory=data.get("memory", "1GiB"), max_ms=float(data.get("max_ms", 1000.0)))
+            for core, variant, features, params, workload in itertools.product(
+                matrix["cores"], matrix["variants"], feature_sets, param_sets, workloads))
+        if not any(_matches(run, e) for e in excludes))
     return Experiment(name=name, description=data.get("description", ""),
                       quick=bool(data.get("quick", False)), runs=runs)

@@ -36,6 +36,7 @@ from hardening.cores import load_core  # noqa: E402
 from hardening.cores.base import ddr4_single_channel  # noqa: E402
 from hardening.features import FeatureNotSupported, make_release  # noqa: E402
 from hardening.params import UnknownParameter, apply_overrides  # noqa: E402
+from hardening.sysreg import GEM5_TIMING, BadSysRegTiming, split_overrides  # noqa: E402
 from hardening.processor import atomic_processor, detailed_processor  # noqa: E402
 
 # 1 is left to gem5 itself (an uncaught Python exception).
@@ -76,7 +77,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             p.add_argument("--core", default="cortex-a76",
                            help=f"core model: {', '.join(catalog.CORE_MODULES)}")
             p.add_argument("--param", action="append", default=[],
-                           help="override a model parameter, e.g. cpu.numROBEntries=192")
+                           help="override a model parameter, e.g. cpu.numROBEntries=192 or "
+                                "sysreg.sctlr.write_latency=4")
             p.add_argument("--check", action="store_true",
                            help="build the model, report bad names, and stop before simulating")
         if mode == "boot":
@@ -107,15 +109,21 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
     architecture = model.architecture if model else catalog.check_architecture(args.architecture)
     release = make_release(architecture, features)
     overrides = list(getattr(args, "param", []))
+    sysreg_overrides, object_overrides = split_overrides(overrides)
+    timing = GEM5_TIMING
     if detailed:
         processor = detailed_processor(model.make_cpu, args.cores)
+        timing = model.sysreg_timing.overridden(sysreg_overrides)
+        for core in processor.get_cores():
+            for decoder in core.get_simobject().decoder:
+                timing.install(decoder)
         hierarchy = PrivateL1L2SharedL3(args.cores, model.make_l1i, model.make_l1d,
                                         model.make_l2, model.make_l3)
         apply_overrides({
             "cpu": [core.get_simobject() for core in processor.get_cores()],
             "l1i": hierarchy.l1i, "l1d": hierarchy.l1d, "l2": hierarchy.l2,
             "l3": [hierarchy.l3],
-        }, overrides)
+        }, object_overrides)
     else:
         if overrides:
             raise UnknownParameter("--param applies to detailed (o3) runs only")
@@ -134,6 +142,7 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
         "native_features": sorted(model.native_features) if model else None,
         "extensions": [str(e) for e in release.extensions],
         "params": overrides,
+        "sysreg_timing": timing.as_dict(),
         "memory": args.memory,
         "cores": args.cores,
     }
@@ -162,7 +171,8 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     try:
         board, description = build(args)
-    except (catalog.UnknownName, FeatureNotSupported, UnknownParameter) as err:
+    except (catalog.UnknownName, FeatureNotSupported, UnknownParameter,
+            BadSysRegTiming) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
     if getattr(args, "check", False):

@@ -57,6 +57,8 @@ def per_op(frame: pd.DataFrame, metric: str) -> pd.Series:
 def derived_metrics(frame: pd.DataFrame) -> pd.DataFrame:
     cycles = per_op(frame, "cycles_per_iteration")
     nanos = per_op(frame, "ns_per_iteration")
+    total_cycles = per_op(frame, "cycles")
+    mispredicts = per_op(frame, "branch_mispredicts")
     records = []
 
     def add(core: str, metric: str, value: float) -> None:
@@ -70,9 +72,13 @@ def derived_metrics(frame: pd.DataFrame) -> pd.DataFrame:
             add(core, metric, c(workload))
         add(core, "add_latency", c("add-chain"))
         add(core, "mul_latency", c("mul-chain"))
-        # Half of the random branches mispredict; the predictable run has the
-        # same instructions and none of the mispredictions.
-        add(core, "mispredict_penalty", (c("branch-random") - c("branch-predictable")) / 0.5)
+        # Same instructions and taken branches in both runs: the extra cycles
+        # of the random one divided by its extra mispredictions.
+        add(core, "mispredict_penalty",
+            (total_cycles.get((core, "branch-random"), math.nan)
+             - total_cycles.get((core, "branch-predictable"), math.nan))
+            / (mispredicts.get((core, "branch-random"), math.nan)
+               - mispredicts.get((core, "branch-predictable"), math.nan)))
         add(core, "l1_load_bytes_per_cycle", 1 / c("l1-load"))
         add(core, "l1_store_bytes_per_cycle", 1 / c("l1-store"))
         add(core, "dram_latency_ns", float(nanos.get((core, "chase-64MiB"), math.nan)))

@@ -71,3 +71,24 @@ def test_unknown_parameter_names_the_valid_ones(builds: runner.Builds,
 def test_unsupported_feature_says_so(builds: runner.Builds, tmp_path: Path) -> None:
     with pytest.raises(runner.SimulationFailed, match="(?s)status 2.*'poe' is not supported"):
         _check_model(builds, tmp_path, "--core", "cortex-a76", "--features", "poe")
+
+
+def test_sysreg_timing_table_instantiates(builds: runner.Builds, tmp_path: Path) -> None:
+    _check_model(builds, tmp_path, "--core", "cortex-a76",
+                 "--param", "sysreg.ctx.regs=contextidr_el1+tpidr_el1",
+                 "--param", "sysreg.ctx.write_serialize=false",
+                 "--param", "sysreg.isb_latency=4")
+
+
+def test_unsafe_sysreg_relaxation_is_refused(builds: runner.Builds, tmp_path: Path) -> None:
+    # PSTATE.PAN is read by the MMU on every access: its write must stay ordered.
+    with pytest.raises(runner.SimulationFailed, match="(?s)MSR pan must stay serializing"):
+        _check_model(builds, tmp_path, "--core", "cortex-a76",
+                     "--param", "sysreg.pstate.regs=pan",
+                     "--param", "sysreg.pstate.write_serialize=false")
+
+
+def test_unknown_system_register_is_refused(builds: runner.Builds, tmp_path: Path) -> None:
+    with pytest.raises(runner.SimulationFailed, match="(?s)unknown system register 'sctlr_el9'"):
+        _check_model(builds, tmp_path, "--core", "cortex-a76",
+                     "--param", "sysreg.x.regs=sctlr_el9")

@@ -41,6 +41,18 @@ def test_matrix_expands_to_every_combination(tmp_path: Path) -> None:
     assert run.guest_script().splitlines()[-1] == "/bench/syscall_loop invalid 10 100"
 
 
+def test_exclude_leaves_out_matching_runs(tmp_path: Path) -> None:
+    text = GOOD + '[[exclude]]\nworkload = "invalid"\nvariant = "baseline"\n'
+    assert spec.load("probe", _write(tmp_path, text)).runs == ()
+    text = GOOD + '[[exclude]]\nvariant = "pac-off"\n'
+    assert len(spec.load("probe", _write(tmp_path, text)).runs) == 3 * 2
+
+
+def test_exclude_with_unknown_key_fails(tmp_path: Path) -> None:
+    with pytest.raises(spec.BadExperiment, match="core, variant, workload"):
+        spec.load("probe", _write(tmp_path, GOOD + '[[exclude]]\nkernel = "x"\n'))
+
+
 def test_unknown_experiment_lists_valid_ones() -> None:
     with pytest.raises(spec.BadExperiment, match="valid experiments: .*syscall"):
         spec.load("no-such-experiment")

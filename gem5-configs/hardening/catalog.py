@@ -19,31 +19,24 @@ CORE_MODULES: dict[str, str] = {
 # the same one, because the ID registers the guest saw at boot are in it.
 # FEAT_VHE is left out on purpose: on the phones of claim C1 the kernel runs at
 # EL1 under a vendor hypervisor, and without VHE Linux runs at EL1 here too.
+_ARMV8_2 = (
+    "LPAE", "VIRTUALIZATION", "SECURITY",
+    "FEAT_AES", "FEAT_PMULL", "FEAT_SHA1", "FEAT_SHA256", "FEAT_CRC32",
+    "FEAT_LSE", "FEAT_HPDS", "FEAT_VMID16", "FEAT_RDM",
+    "FEAT_UAO", "FEAT_DOTPROD",
+)
+# Armv8.4 with the 8.5/8.6 items V1 has (SVE, I8MM; LLVM-PROC, ID-G3).
+_ARMV8_4 = _ARMV8_2 + (
+    "FEAT_LPA", "FEAT_LVA", "FEAT_FCMA", "FEAT_JSCVT", "FEAT_TLBIOS", "FEAT_TLBIRANGE",
+    "FEAT_FLAGM", "FEAT_IDST", "FEAT_SVE", "FEAT_I8MM",
+)
+# Armv9.0 as V2 implements it (LLVM-PROC): armv8.4 plus FLAGM2, RNG.
+_ARMV9_0 = _ARMV8_4 + ("FEAT_FLAGM2", "FEAT_RNG")
+
 ARCHITECTURES: dict[str, tuple[str, ...]] = {
-    "armv8.2": (
-        "LPAE", "VIRTUALIZATION", "SECURITY",
-        "FEAT_AES", "FEAT_PMULL", "FEAT_SHA1", "FEAT_SHA256", "FEAT_CRC32",
-        "FEAT_LSE", "FEAT_HPDS", "FEAT_VMID16", "FEAT_RDM",
-        "FEAT_UAO", "FEAT_DOTPROD",
-    ),
-    # Armv8.4 with the 8.5/8.6 items V1 has (SVE, I8MM; LLVM-PROC, ID-G3).
-    "armv8.4": (
-        "LPAE", "VIRTUALIZATION", "SECURITY",
-        "FEAT_AES", "FEAT_PMULL", "FEAT_SHA1", "FEAT_SHA256", "FEAT_CRC32",
-        "FEAT_LSE", "FEAT_HPDS", "FEAT_VMID16", "FEAT_RDM",
-        "FEAT_UAO", "FEAT_DOTPROD", "FEAT_LPA", "FEAT_LVA",
-        "FEAT_FCMA", "FEAT_JSCVT", "FEAT_TLBIOS", "FEAT_TLBIRANGE", "FEAT_FLAGM",
-        "FEAT_IDST", "FEAT_SVE", "FEAT_I8MM",
-    ),
-    # Armv9.0 as V2 implements it (LLVM-PROC): armv8.4 plus FLAGM2, RNG.
-    "armv9.0": (
-        "LPAE", "VIRTUALIZATION", "SECURITY",
-        "FEAT_AES", "FEAT_PMULL", "FEAT_SHA1", "FEAT_SHA256", "FEAT_CRC32",
-        "FEAT_LSE", "FEAT_HPDS", "FEAT_VMID16", "FEAT_RDM",
-        "FEAT_UAO", "FEAT_DOTPROD", "FEAT_LPA", "FEAT_LVA",
-        "FEAT_FCMA", "FEAT_JSCVT", "FEAT_TLBIOS", "FEAT_TLBIRANGE", "FEAT_FLAGM",
-        "FEAT_IDST", "FEAT_SVE", "FEAT_I8MM", "FEAT_FLAGM2", "FEAT_RNG",
-    ),
+    "armv8.2": _ARMV8_2,
+    "armv8.4": _ARMV8_4,
+    "armv9.0": _ARMV9_0,
 }
 
 # The base architecture of each core model.

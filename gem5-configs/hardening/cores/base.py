@@ -26,9 +26,13 @@ from m5.objects import (
 )
 
 from gem5.components.memory.abstract_memory_system import AbstractMemorySystem
+from gem5.components.memory.dram_interfaces.ddr4 import DDR4_2400_8x8
+from gem5.components.memory.dram_interfaces.ddr5 import DDR5_4400_4x8
+from gem5.components.memory.memory import ChanneledMemory
 from gem5.components.memory.single_channel import SingleChannelDDR4_2400
 
 from hardening import catalog
+from hardening.sysreg import GEM5_TIMING, SysRegTiming
 
 
 def single_cycle_int_pipes(count: int) -> FUDesc:
@@ -87,7 +91,23 @@ def fu_pool(*units: FUDesc) -> FUPool:
 
 
 def ddr4_single_channel(size: str) -> AbstractMemorySystem:
+    """The memory the atomic boot runs with (its timing does not matter there)."""
     return SingleChannelDDR4_2400(size=size)
+
+
+DRAM_INTERFACES = {"DDR4-2400": DDR4_2400_8x8, "DDR5-4400": DDR5_4400_4x8}
+
+
+def dram(interface: str, channels: int) -> Callable[[str], AbstractMemorySystem]:
+    """``channels`` gem5 DRAM channels of one of the interfaces gem5 ships,
+    interleaved every 64-byte line (gem5 needs a power-of-two count). A DDR5
+    channel in gem5 is one 32-bit sub-channel: a DIMM channel is two."""
+    if channels & (channels - 1):
+        raise ValueError(f"gem5 interleaves a power-of-two number of channels, not {channels}")
+
+    def make(size: str) -> AbstractMemorySystem:
+        return ChanneledMemory(DRAM_INTERFACES[interface], channels, 64, size=size)
+    return make
 
 
 @dataclass(frozen=True)
@@ -108,6 +128,7 @@ class CoreModel:
     make_l2: Callable[[], Cache]
     make_l3: Callable[[], Cache]
     make_memory: Callable[[str], AbstractMemorySystem] = ddr4_single_channel
+    sysreg_timing: SysRegTiming = GEM5_TIMING
     notes: dict[str, str] = field(default_factory=dict)
 
     @property

@@ -15,13 +15,20 @@ from m5.objects import Cache, StridePrefetcher
 
 from hardening.cores.base import (
     CoreModel,
+    dram,
     fu_pool,
     load_store_pipes,
     multi_cycle_int_pipes,
     single_cycle_int_pipes,
     vector_pipes,
 )
-from hardening.cores.cortex_a76 import A76_VECTOR_LATENCIES, A76L1I, A76L3, CortexA76CPU
+from hardening.cores.cortex_a76 import (
+    A76_SYSREG_TIMING,
+    A76_VECTOR_LATENCIES,
+    A76L1I,
+    A76L3,
+    CortexA76CPU,
+)
 
 
 class CortexA75CPU(CortexA76CPU):
@@ -62,9 +69,9 @@ class A75L2(Cache):
 
     size = "256KiB"
     assoc = 8
-    tag_latency = 3
-    data_latency = 3
-    response_latency = 2
+    tag_latency = 2
+    data_latency = 2
+    response_latency = 1
     mshrs = 32
     tgts_per_mshr = 16
     clusivity = "mostly_incl"
@@ -82,5 +89,13 @@ MODEL = CoreModel(
     make_l1d=A75L1D,
     make_l2=A75L2,
     make_l3=A76L3,  # 2 MB DSU L3 on both SD845 and SD855 (AT-845, AT-855)
-    notes={"memory": "LPDDR4X-3733 on SD845 has no gem5 model; one DDR4-2400 channel"},
+    # SD845: LPDDR4X, 4x16-bit @ 1866 MHz, 29.9 GB/s (AT-845). gem5 has no
+    # LPDDR4X; two DDR4-2400 channels (38.4 GB/s) are the nearest peak bandwidth.
+    make_memory=dram("DDR4-2400", 2),
+    # No single-instruction costs are published for the A75 (claim C1 gives only
+    # whole-syscall times); the Linux entry code records that MRS was slower
+    # than a load on both A75 and A76, so the A75 takes the A76 calibration.
+    sysreg_timing=A76_SYSREG_TIMING,
+    notes={"memory": "SD845 LPDDR4X (29.9 GB/s) as 2x DDR4-2400 (38.4 GB/s): "
+                     "gem5 has no LPDDR4X"},
 )
