@@ -17,9 +17,14 @@ BUILD := $(PY) -m builders -j $(JOBS)
 
 .PHONY: all deps venv gem5 kernel kernels disk experiments figures test
 
-# The quick experiment set and its figures; EXPERIMENTS=all runs every experiment.
+# The quick experiment set and its figures; EXPERIMENTS=all runs every experiment
+# and draws every figure.
 EXPERIMENTS ?=
+ifeq ($(EXPERIMENTS),all)
+FIGURES ?= syscall core_validation c1_sctlr c1_sctlr_sweep
+else
 FIGURES ?= syscall
+endif
 
 all: deps gem5 kernels disk experiments figures
 

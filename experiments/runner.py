@@ -77,9 +77,13 @@ class Builds:
         }
 
 
+# Documentation does not change what a run computes.
+DOCS = ("README.md",)
+
+
 def configs_digests() -> dict[str, str]:
-    return {"configs_digest": cache.tree_digest(CONFIGS),
-            "boot_configs_digest": cache.tree_digest(CONFIGS, NOT_USED_BY_BOOT)}
+    return {"configs_digest": cache.tree_digest(CONFIGS, DOCS),
+            "boot_configs_digest": cache.tree_digest(CONFIGS, NOT_USED_BY_BOOT + DOCS)}
 
 
 def ensure_builds(variants: list[str], jobs: int) -> Builds:

@@ -73,10 +73,10 @@ def provenance_note(frame: pd.DataFrame) -> str:
     return f"gem5 {gem5}; kernel {kernels}"
 
 
-def add_provenance(fig: plt.Figure, frame: pd.DataFrame) -> None:
+def add_provenance(fig: plt.Figure, frame: pd.DataFrame, below: float | None = None) -> None:
     """Name the builds behind the data below the axes, clear of their labels."""
-    fig.text(0.0, -0.06, provenance_note(frame), fontsize=5, color="#555555",
-             transform=fig.transFigure)
+    fig.text(0.0, -0.06 if below is None else below, provenance_note(frame), fontsize=5,
+             color="#555555", transform=fig.transFigure)
 
 
 def save(fig: plt.Figure, name: str) -> list[Path]:

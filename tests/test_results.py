@@ -1,0 +1,63 @@
+"""Checks on the recorded results in results/ (real runs, committed with their
+provenance): the system-register timing classes move the measured cost the
+way they should. These read numbers; they time nothing."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+RESULTS = Path(__file__).resolve().parent.parent / "results"
+PROVENANCE = ("gem5_version", "gem5_build", "gem5_patches", "kernel_variant", "kernel_source",
+              "kernel_build", "disk_build", "configs_hash")
+
+
+def _rows(name: str) -> list[dict[str, str]]:
+    path = RESULTS / f"{name}.csv"
+    if not path.is_file():
+        pytest.skip(f"SKIP: {path.name} not recorded yet (python -m experiments run {name})")
+    with path.open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def _ns_by_params(rows: list[dict[str, str]]) -> dict[str, float]:
+    return {r["params"]: float(r["value"]) for r in rows if r["metric"] == "ns_per_iteration"}
+
+
+def _setting(params: str) -> dict[str, str]:
+    return dict(p.removeprefix("sysreg.sctlr.").split("=", 1) for p in params.split())
+
+
+def test_sctlr_write_cost_rises_with_its_timing_class() -> None:
+    ns = _ns_by_params(_rows("c1-sctlr-sweep"))
+    relaxed = sorted((int(_setting(p)["write_latency"]), v) for p, v in ns.items()
+                     if _setting(p)["write_serialize"] == "false"
+                     and _setting(p)["write_nonspeculative"] == "false")
+    drained = [v for p, v in ns.items() if _setting(p)["write_serialize"] == "true"]
+    assert len(relaxed) >= 3 and drained
+    latencies = [ns_value for _, ns_value in relaxed]
+    # More extra cycles on the write never makes the syscall cheaper ...
+    assert latencies == sorted(latencies)
+    # ... and 40 extra cycles or a full drain make it clearly dearer than free.
+    assert latencies[-1] > latencies[0] + 5
+    assert min(drained) > latencies[0]
+
+
+def test_c1_variants_order_as_their_instructions() -> None:
+    rows = [r for r in _rows("c1-sctlr")
+            if r["metric"] == "ns_per_iteration" and r["workload"] == "invalid"]
+    ns = {(r["core"], r["variant"]): float(r["value"]) for r in rows}
+    for core in {c for c, _ in ns}:
+        # Pointer authentication costs something; writing SCTLR_EL1 on every
+        # exit costs more than mainline's test that skips the write.
+        assert ns[(core, "pac-off")] < ns[(core, "sctlr-none")]
+        assert ns[(core, "baseline")] < ns[(core, "sctlr-uncond")]
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in RESULTS.glob("*.csv")))
+def test_every_result_row_has_provenance(name: str) -> None:
+    for row in _rows(name):
+        missing = [c for c in PROVENANCE if c != "gem5_patches" and not row.get(c)]
+        assert not missing, f"{name}: run {row.get('run')} lacks {missing}"
