@@ -20,7 +20,8 @@ FEATURE_EXTENSIONS: dict[str, tuple[str, ...]] = {
     "pan": ("FEAT_PAN",),
     "pac": ("FEAT_PAuth",),
     "mte": ("FEAT_MTE", "FEAT_MTE2", "FEAT_MTE3"),
-    "poe": ("FEAT_S1POE",),
+    # Linux enables the EL0 overlay through TCR2_EL1 (FEAT_TCR2).
+    "poe": ("FEAT_TCR2", "FEAT_S1POE"),
 }
 assert set(FEATURE_EXTENSIONS) == set(FEATURES)
 
