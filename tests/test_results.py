@@ -38,8 +38,9 @@ def test_sctlr_write_cost_rises_with_its_timing_class() -> None:
     drained = [v for p, v in ns.items() if _setting(p)["write_serialize"] == "true"]
     assert len(relaxed) >= 3 and drained
     latencies = [ns_value for _, ns_value in relaxed]
-    # More extra cycles on the write never makes the syscall cheaper ...
-    assert latencies == sorted(latencies)
+    # More extra cycles on the write never makes the syscall cheaper (to within
+    # a picosecond: equal cycle counts can end on different ticks) ...
+    assert all(later >= earlier - 1e-3 for earlier, later in zip(latencies, latencies[1:]))
     # ... and 40 extra cycles or a full drain make it clearly dearer than free.
     assert latencies[-1] > latencies[0] + 5
     assert min(drained) > latencies[0]
@@ -50,10 +51,10 @@ def test_c1_variants_order_as_their_instructions() -> None:
             if r["metric"] == "ns_per_iteration" and r["workload"] == "invalid"]
     ns = {(r["core"], r["variant"]): float(r["value"]) for r in rows}
     for core in {c for c, _ in ns}:
-        # Pointer authentication costs something; writing SCTLR_EL1 on every
-        # exit costs more than mainline's test that skips the write.
+        # Pointer authentication costs something, and so does writing
+        # SCTLR_EL1 on every exit, against the kernel that never switches.
         assert ns[(core, "pac-off")] < ns[(core, "sctlr-none")]
-        assert ns[(core, "baseline")] < ns[(core, "sctlr-uncond")]
+        assert ns[(core, "sctlr-none")] < ns[(core, "sctlr-uncond")]
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in RESULTS.glob("*.csv")))
