@@ -32,8 +32,6 @@ CORES = {"cortex-a76": "pixel4", "cortex-a75": "db845c", "neoverse-v1": None}
 CORE_LABELS = {"cortex-a76": "gem5 Cortex-A76", "cortex-a75": "gem5 Cortex-A75",
                "neoverse-v1": "gem5 Neoverse-V1"}
 WORKLOAD = "invalid"  # IA key enabled, as in the published runs
-# The two phones: grey, told apart by shade and hatch (no model uses grey).
-HARDWARE_STYLES = ((style.HARDWARE_COLOUR, style.HARDWARE_HATCH), ("#DDDDDD", "++"))
 
 
 def simulated(frame: pd.DataFrame) -> dict[tuple[str, str], float]:
@@ -107,7 +105,7 @@ def main() -> None:
         for i, (label, values, hardware) in enumerate(series):
             heights = [value_of(values, v) for v in variants]
             if hardware:
-                colour, hatch = HARDWARE_STYLES[hardware_index]
+                colour, hatch = style.HARDWARE_STYLES[hardware_index]
                 hardware_index += 1
             else:
                 colour, hatch = style.PALETTE[model_index + 1], style.HATCHES[model_index + 1]
@@ -127,11 +125,7 @@ def main() -> None:
     style.add_provenance(fig, frame, below=-0.2)
     for path in style.save(fig, "c1_sctlr"):
         print(path.relative_to(style.REPO_ROOT))
-    markdown = style.OUT / "c1_sctlr.md"
-    partial = markdown.with_name(".c1_sctlr.partial.md")
-    partial.write_text(table(sim, published))
-    partial.rename(markdown)
-    print(markdown.relative_to(style.REPO_ROOT))
+    print(style.save_table("c1_sctlr", table(sim, published)).relative_to(style.REPO_ROOT))
 
 
 if __name__ == "__main__":

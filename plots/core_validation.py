@@ -161,9 +161,8 @@ def main() -> None:
     style.add_provenance(fig, frame)
     for path in style.save(fig, "core_validation"):
         print(path.relative_to(style.REPO_ROOT))
-    target = style.OUT / "core_validation.md"
-    target.write_text(markdown_table(table))
-    print(target.relative_to(style.REPO_ROOT))
+    print(style.save_table("core_validation", markdown_table(table))
+          .relative_to(style.REPO_ROOT))
 
 
 if __name__ == "__main__":

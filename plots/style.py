@@ -23,6 +23,9 @@ PALETTE = ("#000000", "#0072B2", "#D55E00", "#009E73", "#E69F00", "#56B4E9", "#F
 HATCHES = ("", "//", "..", "\\\\", "--", "oo", "++")
 HARDWARE_COLOUR = "#999999"
 HARDWARE_HATCH = "xx"  # never one of HATCHES' first entries, so never a model's
+# When two hardware platforms stand side by side: grey, told apart by shade and a
+# hatch no model uses.
+HARDWARE_STYLES = ((HARDWARE_COLOUR, HARDWARE_HATCH), ("#DDDDDD", "**"))
 COLUMN_WIDTH_IN = 3.35  # one column of a two-column ACM/IEEE paper
 FULL_WIDTH_IN = 7.0
 
@@ -77,6 +80,16 @@ def add_provenance(fig: plt.Figure, frame: pd.DataFrame, below: float | None = N
     """Name the builds behind the data below the axes, clear of their labels."""
     fig.text(0.0, -0.06 if below is None else below, provenance_note(frame), fontsize=5,
              color="#555555", transform=fig.transFigure)
+
+
+def save_table(name: str, markdown: str) -> Path:
+    """Write ``out/<name>.md`` whole or not at all."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / f"{name}.md"
+    partial = path.with_name(f".{name}.partial.md")
+    partial.write_text(markdown)
+    partial.rename(path)
+    return path
 
 
 def save(fig: plt.Figure, name: str) -> list[Path]:

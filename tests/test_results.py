@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from plots.c1_sctlr_sweep import setting as _setting
+
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 PROVENANCE = ("gem5_version", "gem5_build", "gem5_patches", "kernel_variant", "kernel_source",
               "kernel_build", "disk_build", "configs_hash")
@@ -24,10 +26,6 @@ def _rows(name: str) -> list[dict[str, str]]:
 
 def _ns_by_params(rows: list[dict[str, str]]) -> dict[str, float]:
     return {r["params"]: float(r["value"]) for r in rows if r["metric"] == "ns_per_iteration"}
-
-
-def _setting(params: str) -> dict[str, str]:
-    return dict(p.removeprefix("sysreg.sctlr.").split("=", 1) for p in params.split())
 
 
 def test_sctlr_write_cost_rises_with_its_timing_class() -> None:
