@@ -14,14 +14,16 @@ from m5.objects import ArmExtension, ArmRelease
 
 from hardening.catalog import ARCHITECTURES, FEATURES, check_architecture, parse_features
 
-# Extensions each feature needs. MTE and POE come from our gem5 patches; until
-# they are in the build, the extension names do not exist and the run says so.
+# Extensions each feature needs. MTE and POE come from our gem5 patches (0005-
+# 0008); a gem5 built without them lacks the names and the run says so.
 FEATURE_EXTENSIONS: dict[str, tuple[str, ...]] = {
     "pan": ("FEAT_PAN",),
     "pac": ("FEAT_PAuth",),
     "mte": ("FEAT_MTE", "FEAT_MTE2", "FEAT_MTE3"),
-    # Linux enables the EL0 overlay through TCR2_EL1 (FEAT_TCR2).
-    "poe": ("FEAT_TCR2", "FEAT_S1POE"),
+    # Linux enables the EL0 overlay through TCR2_EL1 (FEAT_TCR2), and EL1
+    # reaches TCR2_EL1 only when HCRX_EL2.TCR2En is set (FEAT_HCX); without
+    # HCX the kernel's first TCR2_EL1 access traps to EL2 for ever.
+    "poe": ("FEAT_HCX", "FEAT_TCR2", "FEAT_S1POE"),
 }
 assert set(FEATURE_EXTENSIONS) == set(FEATURES)
 

@@ -179,14 +179,23 @@ class A76L3(Cache):
 # 2, 4, 7 cycles), so read_latency 2 gives the published ~3.
 # The relaxed read still executes only at the head of the ROB, after any older
 # SCTLR_EL1 write (the patch keeps a direct read after a direct write exact).
+# POR_EL0/POR_EL1 (FEAT_S1POE, gem5 patches 0005 and 0009): no core ships
+# POE, so no cost is published. Like SCTLR_EL1 they are EL1 context-changing
+# registers that take effect at the next context synchronization, so the
+# default is the same relaxed, free write; the ISB that pkey_set() issues
+# after it keeps isb_latency. Sweep it with --param sysreg.por.write_latency=N
+# or restore gem5's drain with sysreg.por.write_serialize=true.
 # Other registers (the PAC key registers written on every entry and exit,
 # ELR/SPSR, PSTATE) keep gem5's timing: no public per-register cost exists.
 A76_SYSREG_TIMING = SysRegTiming(
     classes={"sctlr": SysRegClass(regs=("sctlr_el1",), read_serialize=False, read_latency=2,
                                   write_serialize=False, write_nonspeculative=False,
-                                  write_latency=0)},
+                                  write_latency=0),
+             "por": SysRegClass(regs=("por_el0", "por_el1"), write_serialize=False,
+                                write_nonspeculative=False, write_latency=0)},
     source="SCTLR_EL1 calibrated to claim C1's Pixel 4 single-instruction costs "
-           "(MRS ~1.1 ns, MSR on exit ~0.7 ns); other registers gem5 v24",
+           "(MRS ~1.1 ns, MSR on exit ~0.7 ns); POR_EL0/POR_EL1 writes as the "
+           "SCTLR_EL1 write (no POE hardware); other registers gem5 v24",
 )
 
 
