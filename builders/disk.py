@@ -1,8 +1,10 @@
 """Build the guest root file system as an ext4 image, without root privileges.
 
-Contents: Debian's static arm64 busybox, our ``init`` and ``/etc`` from
-``disk-image/rootfs``, gem5's ``m5`` tool, and the guest benchmarks from
-``disk-image/benchmarks`` compiled static for AArch64 against ``libm5``.
+Contents: Debian's static arm64 busybox, our ``init``, ``run-selftest`` and
+``/etc`` from ``disk-image/rootfs``, gem5's ``m5`` tool, the guest benchmarks
+from ``disk-image/benchmarks`` compiled static for AArch64 against ``libm5``, and
+the kernel selftests listed in ``disk-image/selftests/list``, compiled static
+from the same Linux source as the kernels.
 ``mke2fs -d`` copies the staged tree into the image, so no loop mount is needed.
 """
 
@@ -14,14 +16,14 @@ import shutil
 import time
 from pathlib import Path
 
-from builders import cache
+from builders import cache, kernel
 from builders.process import run
 
 log = logging.getLogger(__name__)
 
 BUSYBOX_PACKAGE = "busybox-static:arm64"
 CROSS_CC = "aarch64-linux-gnu-gcc"
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2
 IMAGE_NAME = "rootfs.ext4"
 HEADROOM_MIB = 64
 # Applets the init, the run scripts and an interactive shell use. busybox cannot
@@ -30,8 +32,9 @@ BUSYBOX_APPLETS = (
     "sh ash cat chmod cp date dd df dmesg echo env false grep head hostname ls "
     "mkdir mknod mount mv ps pwd rm rmdir sed sleep sort sync tail tee test time "
     "touch true umount uname wc xargs [ [[ seq expr printf awk cut tr id stat find "
-    "poweroff reboot sysctl free top"
+    "poweroff reboot sysctl free top timeout"
 ).split()
+SELFTEST_LIST = Path("selftests") / "list"
 
 
 def fetch_deb(root: Path, package: str) -> Path:
@@ -52,10 +55,23 @@ def fetch_deb(root: Path, package: str) -> Path:
     return deb
 
 
-def build_inputs(disk_dir: Path, tools: cache.Entry, busybox_deb: Path) -> dict[str, object]:
+def selftest_list(disk_dir: Path) -> list[str]:
+    """Selftest paths below tools/testing/selftests, as the list file names them."""
+    tests = []
+    for line in (disk_dir / SELFTEST_LIST).read_text().splitlines():
+        path = line.split("#", 1)[0].strip()
+        if path:
+            tests.append(path)
+    return tests
+
+
+def build_inputs(disk_dir: Path, tools: cache.Entry, busybox_deb: Path,
+                 source: kernel.KernelSource) -> dict[str, object]:
     return {
         "rootfs": cache.tree_digest(disk_dir / "rootfs"),
         "benchmarks": cache.tree_digest(disk_dir / "benchmarks"),
+        "selftests": cache.tree_digest(disk_dir / "selftests"),
+        "kernel_source": source.identity,
         "gem5_tools": tools.key,
         "busybox": [busybox_deb.name, cache.file_digest(busybox_deb)],
         "compiler": run([CROSS_CC, "--version"]).splitlines()[0],
@@ -63,9 +79,30 @@ def build_inputs(disk_dir: Path, tools: cache.Entry, busybox_deb: Path) -> dict[
     }
 
 
-def stage_rootfs(disk_dir: Path, tools: cache.Entry, busybox_deb: Path, jobs: int,
-                 stage: Path) -> None:
-    for sub in ("bin", "sbin", "dev", "proc", "sys", "tmp", "run", "root", "bench", "etc"):
+def install_kernel_headers(tree: Path, scratch: Path) -> Path:
+    """The tree's arm64 UAPI headers, for the selftests; returns their include dir.
+
+    O= keeps kbuild's objects in ``scratch``: the source tree is shared by every
+    kernel build and is never written to.
+    """
+    headers = scratch / "headers"
+    run(["make", "-s", "-C", str(tree), f"O={scratch / 'obj'}", "ARCH=arm64",
+         f"INSTALL_HDR_PATH={headers}", "headers_install"])
+    return headers / "include"
+
+
+def build_selftests(disk_dir: Path, tree: Path, jobs: int, scratch: Path, out: Path) -> None:
+    """The listed kernel selftests, static AArch64, at ``out/<listed path>``."""
+    log.info("building %d kernel selftests", len(selftest_list(disk_dir)))
+    headers = install_kernel_headers(tree, scratch)
+    run(["make", "-s", "-C", str(disk_dir / "selftests"), f"-j{jobs}", f"CROSS_CC={CROSS_CC}",
+         f"KERNEL_TREE={tree}", f"KERNEL_HEADERS={headers}", f"OUT={out}"])
+
+
+def stage_rootfs(disk_dir: Path, tools: cache.Entry, busybox_deb: Path, kernel_tree: Path,
+                 jobs: int, stage: Path) -> None:
+    for sub in ("bin", "sbin", "dev", "proc", "sys", "tmp", "run", "root", "bench", "etc",
+                "selftests"):
         (stage / sub).mkdir(parents=True, exist_ok=True)
     unpacked = stage.parent / "busybox-deb"
     run(["dpkg-deb", "-x", str(busybox_deb), str(unpacked)])
@@ -78,6 +115,8 @@ def stage_rootfs(disk_dir: Path, tools: cache.Entry, busybox_deb: Path, jobs: in
     run(["make", "-s", "-C", str(disk_dir / "benchmarks"), f"-j{jobs}", f"CC={CROSS_CC}",
          f"M5_INCLUDE={tools.path / 'include'}", f"M5_LIB={tools.path / 'libm5.a'}",
          f"OUT={stage / 'bench'}"])
+    build_selftests(disk_dir, kernel_tree, jobs, stage.parent / "selftests-build",
+                    stage / "selftests")
 
 
 def tree_size(root: Path) -> int:
@@ -95,10 +134,11 @@ def make_image(stage: Path, image: Path) -> None:
 
 
 def ensure_disk(disk_dir: Path, tools: cache.Entry, jobs: int) -> cache.Entry:
-    """The disk image for these sources and tools; built (in seconds) if missing."""
+    """The disk image for these sources and tools; built (in about a minute) if missing."""
     root = cache.cache_root()
     busybox_deb = fetch_deb(root, BUSYBOX_PACKAGE)
-    inputs = build_inputs(disk_dir, tools, busybox_deb)
+    source = kernel.locate_source(root)
+    inputs = build_inputs(disk_dir, tools, busybox_deb, source)
     entry = cache.entry("disk", inputs, root)
     if entry.exists():
         log.info("disk image cache hit: %s", entry.path)
@@ -108,7 +148,8 @@ def ensure_disk(disk_dir: Path, tools: cache.Entry, jobs: int) -> cache.Entry:
     with entry.staging(inputs) as out:
         stage = out / "stage" / "rootfs"
         stage.mkdir(parents=True)
-        stage_rootfs(disk_dir, tools, busybox_deb, jobs, stage)
+        stage_rootfs(disk_dir, tools, busybox_deb, kernel.pristine_tree(root, source), jobs,
+                     stage)
         make_image(stage, out / IMAGE_NAME)
         shutil.rmtree(out / "stage")
     log.info("disk image built in %.1f s", time.monotonic() - started)

@@ -149,10 +149,16 @@ def build_inputs(patch_root: Path, variant: str, source: KernelSource) -> dict[s
     }
 
 
-def pristine_tree(root: Path, source: KernelSource) -> Path:
-    """The unpacked source, shared read-only by every variant's work tree."""
+def pristine_path(root: Path, source: KernelSource) -> Path:
+    """Where ``pristine_tree`` unpacks this source; unpacks nothing."""
     tag = hashlib.sha256(repr(sorted(source.identity.items())).encode()).hexdigest()[:12]
-    pristine = root / "kernel" / f"source-{tag}"
+    return root / "kernel" / f"source-{tag}"
+
+
+def pristine_tree(root: Path, source: KernelSource) -> Path:
+    """The unpacked source, shared read-only by every variant's work tree and by
+    the disk builder's selftests."""
+    pristine = pristine_path(root, source)
     if (pristine / "Makefile").is_file():
         return pristine
     log.info("unpacking %s (about a minute)", source.tarball)

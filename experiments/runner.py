@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from builders import cache, disk, gem5, kernel
-from experiments import stats
+from experiments import selftests, stats
 from experiments.spec import REPO_ROOT, Experiment, RunSpec, catalog
 
 log = logging.getLogger(__name__)
@@ -154,7 +154,7 @@ def run_gem5(builds: Builds, variant: str, outdir: Path, mode_args: list[str],
 def check_models(builds: Builds, runs: list[RunSpec], jobs: int) -> None:
     """Build each distinct (core, features, params) model in gem5 without
     simulating, so a bad parameter path fails in seconds, not after a boot."""
-    distinct = {(r.core, r.features, r.params): r for r in runs}
+    distinct = {(r.core, r.features, r.params): r for r in runs if r.cpu == "o3"}
     scratch = cache.cache_root() / "model-checks"
 
     def check(spec: RunSpec) -> None:
@@ -243,17 +243,22 @@ def run_one(builds: Builds, spec: RunSpec) -> cache.Entry:
         script.write_text(spec.guest_script())
         max_ticks = int(spec.max_ms * 1e9)
         seconds = run_gem5(builds, spec.variant, out / "m5out", [
-            "measure", "--core", spec.core, "--features", ",".join(spec.features),
+            "measure", "--cpu", spec.cpu, "--core", spec.core,
+            "--architecture", catalog.architecture_of(spec.core),
+            "--features", ",".join(spec.features),
             "--memory", spec.memory, "--cores", str(spec.cores),
             "--max-ticks", str(max_ticks), "--checkpoint", str(checkpoint.path / "cpt"),
             "--script", str(script), *[a for p in spec.params for a in ("--param", p)]],
             spec.label)
+        shutil.copy2(out / "m5out" / CONSOLE, out / "console.log")
+        if spec.workload.kind == "selftests":
+            write_selftest_result(out, spec, seconds, builds)
+            return entry
         dumps = stats.read_dumps(out / "m5out" / "stats.txt")
         if not dumps:
             raise SimulationFailed(f"{spec.label}: the guest never dumped statistics "
                                    f"(no m5 dumpstats in the measured region)\n"
                                    f"{tail(out / 'm5out' / CONSOLE)}")
-        shutil.copy2(out / "m5out" / CONSOLE, out / "console.log")
         operations = measured_operations((out / "console.log").read_text(errors="replace"),
                                          spec)
         metrics = stats.region_metrics(dumps[0], operations)
@@ -267,7 +272,32 @@ def run_one(builds: Builds, spec: RunSpec) -> cache.Entry:
     return entry
 
 
-CSV_COLUMNS = ("experiment", "run", "core", "variant", "features", "params", "workload",
+def write_selftest_result(out: Path, spec: RunSpec, seconds: float, builds: Builds) -> None:
+    """The verdicts of the selftests the run's console frames (a test that
+    fails is a result, not an error; a test that never ends is an error)."""
+    try:
+        verdicts = selftests.parse((out / "console.log").read_text(errors="replace"))
+    except selftests.MissingVerdict as err:
+        raise SimulationFailed(f"{spec.label}: {err}\n{tail(out / 'console.log')}") from err
+    if [v.test for v in verdicts] != [spec.workload.args[0]]:
+        raise SimulationFailed(f"{spec.label}: expected the verdict of {spec.workload.args[0]}, "
+                               f"the console has {[v.test for v in verdicts]}\n"
+                               f"{tail(out / 'console.log')}")
+    (v,) = verdicts
+    metrics = [{"name": "verdict", "value": v.verdict, "unit": ""},
+               {"name": "exit_status", "value": v.status, "unit": ""},
+               {"name": "subtests_passed", "value": v.passed, "unit": "count"},
+               {"name": "subtests_failed", "value": v.failed, "unit": "count"},
+               {"name": "subtests_skipped", "value": v.skipped, "unit": "count"}]
+    (out / "result.json").write_text(json.dumps({
+        "metrics": metrics,
+        "host_seconds": round(seconds, 1),
+        "host_inst_rate": "",
+        "provenance": builds.provenance(spec.variant),
+    }, indent=2) + "\n")
+
+
+CSV_COLUMNS = ("experiment", "run", "cpu", "core", "variant", "features", "params", "workload",
                "metric", "value", "unit", "gem5_version", "gem5_build", "gem5_patches",
                "kernel_variant", "kernel_source", "kernel_build", "disk_build", "configs_hash",
                "host_seconds", "host_inst_rate")
@@ -276,7 +306,8 @@ CSV_COLUMNS = ("experiment", "run", "core", "variant", "features", "params", "wo
 def rows_for(spec: RunSpec, entry: cache.Entry) -> list[dict[str, object]]:
     result = json.loads((entry.path / "result.json").read_text())
     common = {
-        "experiment": spec.experiment, "run": entry.key, "core": spec.core,
+        "experiment": spec.experiment, "run": entry.key, "cpu": spec.cpu,
+        "core": spec.core if spec.cpu == "o3" else "",
         "variant": spec.variant, "features": "+".join(spec.features) or "none",
         "params": " ".join(spec.params), "workload": spec.workload.name,
         **result["provenance"], "host_seconds": result["host_seconds"],

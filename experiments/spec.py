@@ -21,15 +21,22 @@ class BadExperiment(ValueError):
     """An experiment name or definition that cannot run; says what is valid."""
 
 
+KINDS = ("benchmark", "selftests")
+SELFTEST_LIST = REPO_ROOT / "disk-image" / "selftests" / "list"
+
+
 @dataclass(frozen=True)
 class Workload:
-    """One guest command: ``/bench/<benchmark> <args>``, measuring ``iterations``
-    operations (the benchmark's ``ops=`` line has the last word)."""
+    """One guest command. A benchmark runs ``/bench/<benchmark> <args>`` and
+    measures ``iterations`` operations (its ``ops=`` line has the last word);
+    a selftest runs ``run-selftest <args>`` (the kernel selftest's path under
+    ``/selftests`` and its arguments) and reports a verdict."""
 
     name: str
     benchmark: str
     args: tuple[str, ...]
     iterations: int
+    kind: str = "benchmark"
 
 
 @dataclass(frozen=True)
@@ -45,15 +52,20 @@ class RunSpec:
     memory: str = "1GiB"
     cores: int = 1
     max_ms: float = 1000.0
+    cpu: str = "o3"
 
     @property
     def label(self) -> str:
         features = "+".join(self.features) or "none"
         params = (" " + " ".join(self.params)) if self.params else ""
-        return f"{self.core} {self.variant} [{features}] {self.workload.name}{params}"
+        where = self.core if self.cpu == "o3" else self.cpu
+        return f"{where} {self.variant} [{features}] {self.workload.name}{params}"
 
     def guest_script(self) -> str:
-        command = " ".join([f"/bench/{self.workload.benchmark}", *self.workload.args])
+        if self.workload.kind == "selftests":
+            command = " ".join(["run-selftest", *self.workload.args])
+        else:
+            command = " ".join([f"/bench/{self.workload.benchmark}", *self.workload.args])
         return f"set -e\necho 'run: {command}'\n{command}\n"
 
     def as_dict(self) -> dict[str, object]:
@@ -66,9 +78,10 @@ class Experiment:
     description: str
     quick: bool
     runs: tuple[RunSpec, ...] = field(default_factory=tuple)
+    kind: str = "benchmark"
 
 
-EXCLUDE_KEYS = ("core", "variant", "workload")
+EXCLUDE_KEYS = ("cpu", "core", "variant", "workload")
 
 
 def _exclusion(path: Path, entry: dict[str, object]) -> dict[str, str]:
@@ -82,7 +95,8 @@ def _exclusion(path: Path, entry: dict[str, object]) -> dict[str, str]:
 
 
 def _matches(run: RunSpec, exclusion: dict[str, str]) -> bool:
-    values = {"core": run.core, "variant": run.variant, "workload": run.workload.name}
+    values = {"cpu": run.cpu, "core": run.core, "variant": run.variant,
+              "workload": run.workload.name}
     return all(values[k] == v for k, v in exclusion.items())
 
 
@@ -97,13 +111,24 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
         raise BadExperiment(f"unknown experiment '{name}'; valid experiments: "
                             f"{', '.join(valid)}")
     data = tomllib.loads(path.read_text())
+    kind = data.get("kind", "benchmark")
+    if kind not in KINDS:
+        raise BadExperiment(f"{path}: unknown kind '{kind}'; valid kinds: {', '.join(KINDS)}")
     try:
         matrix = data["matrix"]
         workloads = [Workload(w["name"], w.get("benchmark", data.get("benchmark", "")),
-                              tuple(str(a) for a in w["args"]), int(w["iterations"]))
+                              tuple(str(a) for a in w["args"]),
+                              int(w["iterations"]) if kind == "benchmark" else 0, kind)
                      for w in data["workloads"]]
     except KeyError as err:
         raise BadExperiment(f"{path}: missing key {err}") from err
+    cpus = matrix.get("cpus", ["o3"])
+    unknown_cpus = [c for c in cpus if c not in catalog.CPU_TYPES]
+    if unknown_cpus:
+        raise BadExperiment(f"{path}: unknown cpu '{unknown_cpus[0]}'; valid cpus: "
+                            f"{', '.join(catalog.CPU_TYPES)}")
+    if kind == "benchmark" and cpus != ["o3"]:
+        raise BadExperiment(f"{path}: benchmarks measure the detailed (o3) core only")
     for core in matrix["cores"]:
         try:
             catalog.check_core(core)
@@ -119,20 +144,42 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
         feature_sets = [catalog.parse_features(f) for f in matrix["features"]]
     except catalog.UnknownName as err:
         raise BadExperiment(f"{path}: {err}") from err
-    benchmarks = {p.stem for p in (REPO_ROOT / "disk-image" / "benchmarks").glob("*.c")}
     for workload in workloads:
-        if workload.benchmark not in benchmarks:
-            raise BadExperiment(f"{path}: workload {workload.name}: unknown benchmark "
-                                f"'{workload.benchmark}'; valid: {', '.join(sorted(benchmarks))}")
+        _check_workload(path, workload)
     param_sets = [tuple(p) for p in matrix.get("params", [[]])]
     excludes = [_exclusion(path, e) for e in data.get("exclude", [])]
     runs = tuple(
         run for run in (
             RunSpec(experiment=data.get("name", name), core=core,
                     variant=variant, features=features, params=params, workload=workload,
-                    memory=data.get("memory", "1GiB"), max_ms=float(data.get("max_ms", 1000.0)))
-            for core, variant, features, params, workload in itertools.product(
-                matrix["cores"], matrix["variants"], feature_sets, param_sets, workloads))
+                    memory=data.get("memory", "1GiB"), max_ms=float(data.get("max_ms", 1000.0)),
+                    cpu=cpu)
+            for cpu, core, variant, features, params, workload in itertools.product(
+                cpus, matrix["cores"], matrix["variants"], feature_sets, param_sets, workloads)
+            # The atomic CPU has no core model: one run, not one per core.
+            if cpu == "o3" or core == matrix["cores"][0])
         if not any(_matches(run, e) for e in excludes))
     return Experiment(name=name, description=data.get("description", ""),
-                      quick=bool(data.get("quick", False)), runs=runs)
+                      quick=bool(data.get("quick", False)), runs=runs, kind=kind)
+
+
+def selftests_available(listing: Path = SELFTEST_LIST) -> list[str]:
+    """The kernel selftests the disk image carries (paths under /selftests)."""
+    if not listing.is_file():
+        return []
+    lines = (line.split("#", 1)[0].strip() for line in listing.read_text().splitlines())
+    return [line for line in lines if line]
+
+
+def _check_workload(path: Path, workload: Workload) -> None:
+    if workload.kind == "selftests":
+        tests = selftests_available()
+        if not workload.args or workload.args[0] not in tests:
+            got = workload.args[0] if workload.args else "nothing"
+            raise BadExperiment(f"{path}: workload {workload.name}: unknown selftest "
+                                f"'{got}'; valid: {', '.join(tests)}")
+        return
+    benchmarks = {p.stem for p in (REPO_ROOT / "disk-image" / "benchmarks").glob("*.c")}
+    if workload.benchmark not in benchmarks:
+        raise BadExperiment(f"{path}: workload {workload.name}: unknown benchmark "
+                            f"'{workload.benchmark}'; valid: {', '.join(sorted(benchmarks))}")

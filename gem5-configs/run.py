@@ -1,8 +1,9 @@
 """gem5 run script for arm-hardening-gem5 (run it with gem5.opt).
 
   gem5.opt run.py boot     ... --checkpoint-out DIR   boot (atomic), checkpoint, stop
-  gem5.opt run.py measure  ... --checkpoint DIR       restore into a detailed core,
-                                                      run the guest script, stop at m5 exit
+  gem5.opt run.py measure  ... --checkpoint DIR       restore into a detailed core (or
+                                                      --cpu atomic), run the guest
+                                                      script, stop at m5 exit
   gem5.opt run.py direct   ... --cpu atomic|o3        boot and run the script, no checkpoint
 
 The guest's init runs whatever script it gets through ``m5 readfile``. The
@@ -81,15 +82,19 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                                 "sysreg.sctlr.write_latency=4")
             p.add_argument("--check", action="store_true",
                            help="build the model, report bad names, and stop before simulating")
+        # The atomic CPU has no core model, so it takes the architecture
+        # (the release without the features) from here.
+        p.add_argument("--architecture", default="armv8.2",
+                       help="base architecture of an atomic run, or of the cores that will "
+                       f"restore a boot checkpoint: {', '.join(catalog.ARCHITECTURES)}")
         if mode == "boot":
             p.add_argument("--checkpoint-out", type=Path, required=True)
-            p.add_argument("--architecture", default="armv8.2",
-                           help="base architecture of the cores that will restore it: "
-                           f"{', '.join(catalog.ARCHITECTURES)}")
         if mode == "measure":
             p.add_argument("--checkpoint", type=Path, required=True)
-        if mode == "direct":
-            p.add_argument("--cpu", choices=catalog.CPU_TYPES, default="atomic")
+        if mode != "boot":
+            p.add_argument("--cpu", choices=catalog.CPU_TYPES,
+                           default="o3" if mode == "measure" else "atomic",
+                           help="o3: the --core model with its caches; atomic: as the boot")
     return parser.parse_args(argv)
 
 
@@ -104,8 +109,8 @@ def stop_on(events: tuple[ExitEvent, ...]) -> dict:
 def build(args: argparse.Namespace) -> tuple[object, dict]:
     """The board for this run, and a description of the model for the results."""
     features = catalog.parse_features(args.features)
-    detailed = args.mode == "measure" or (args.mode == "direct" and args.cpu == "o3")
-    model = load_core(args.core) if args.mode != "boot" else None
+    detailed = args.mode != "boot" and args.cpu == "o3"
+    model = load_core(args.core) if detailed else None
     architecture = model.architecture if model else catalog.check_architecture(args.architecture)
     release = make_release(architecture, features)
     overrides = list(getattr(args, "param", []))

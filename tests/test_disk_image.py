@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import struct
 import subprocess
-from pathlib import Path
+import time
+from pathlib import Path, PurePosixPath
 
 import pytest
 
-from builders import cache, disk
+from builders import cache, disk, kernel
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DISK_DIR = REPO_ROOT / "disk-image"
+RUNNER = DISK_DIR / "rootfs" / "sbin" / "run-selftest"
 EM_AARCH64 = 183
 PT_INTERP = 3
 
@@ -55,14 +59,160 @@ def _debugfs(image: Path, request: str) -> str:
 
 def test_disk_image_contents(gem5_tools: cache.Entry) -> None:
     image = disk.ensure_disk(DISK_DIR, gem5_tools, jobs=2).path / disk.IMAGE_NAME
-    for directory, names in {
-        "/sbin": {"init", "m5"},
-        "/bin": {"busybox", "sh", "mount"},
+    expected = {
+        "/sbin": {"init", "m5", "run-selftest"},
+        "/bin": {"busybox", "sh", "mount", "timeout"},
         "/bench": {p.stem for p in (DISK_DIR / "benchmarks").glob("*.c")},
-        "/": {"dev", "proc", "sys", "tmp"},
-    }.items():
+        "/": {"dev", "proc", "sys", "tmp", "selftests"},
+    }
+    for test in disk.selftest_list(DISK_DIR):
+        path = PurePosixPath("/selftests", test)
+        expected.setdefault(str(path.parent), set()).add(path.name)
+    for directory, names in expected.items():
         listed = set(_debugfs(image, f"ls {directory}").split())
         assert names <= listed, f"{directory} lacks {names - listed}"
     init = _debugfs(image, "cat /sbin/init")
     assert init.startswith("#!/bin/sh") and "m5 readfile" in init
-    assert "Mode:  0755" in _debugfs(image, "stat /sbin/init")
+    for script in ("/sbin/init", "/sbin/run-selftest"):
+        assert "Mode:  0755" in _debugfs(image, f"stat {script}"), script
+
+
+# --- kernel selftests --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def kernel_tree() -> Path:
+    """The unpacked Linux source the kernels and the selftests are built from."""
+    root = cache.cache_root()
+    try:
+        source = kernel.locate_source(root)
+    except RuntimeError as err:
+        pytest.skip(f"SKIP: no Linux source: {err}")
+    tree = kernel.pristine_path(root, source)
+    if not (tree / "Makefile").is_file():
+        pytest.skip(f"SKIP: the Linux source is not unpacked at {tree}; "
+                    "run 'make kernels' or 'make disk' first")
+    return tree
+
+
+def _selftest_sources(tree: Path) -> list[Path]:
+    return sorted((tree / "tools" / "testing" / "selftests").rglob("*"))
+
+
+def test_selftest_list_is_well_formed() -> None:
+    tests = disk.selftest_list(DISK_DIR)
+    assert tests, "disk-image/selftests/list names no tests"
+    assert len(tests) == len(set(tests)), "a test is listed twice"
+    for test in tests:
+        path = PurePosixPath(test)
+        assert not path.is_absolute() and ".." not in path.parts and str(path) == test, test
+        assert path.suffix != ".c", f"{test}: name the program, not its source"
+
+
+def test_listed_selftests_exist_in_kernel_tree(kernel_tree: Path) -> None:
+    selftests = kernel_tree / "tools" / "testing" / "selftests"
+    missing = [t for t in disk.selftest_list(DISK_DIR) if not (selftests / f"{t}.c").is_file()]
+    assert not missing, f"not selftest programs of {kernel_tree.name}: {missing}"
+
+
+def test_every_mte_selftest_is_listed(kernel_tree: Path) -> None:
+    mte = kernel_tree / "tools" / "testing" / "selftests" / "arm64" / "mte"
+    # What arm64/mte/Makefile builds: every source but the shared helper.
+    programs = {f"arm64/mte/{p.stem}" for p in mte.glob("*.c") if p.stem != "mte_common_util"}
+    assert programs and programs <= set(disk.selftest_list(DISK_DIR)), \
+        f"not listed: {sorted(programs - set(disk.selftest_list(DISK_DIR)))}"
+
+
+@pytest.fixture(scope="module")
+def selftests(kernel_tree: Path, tmp_path_factory: pytest.TempPathFactory
+              ) -> tuple[Path, bool]:
+    """The listed selftests built as the disk builder builds them, and whether
+    the shared source tree's selftests folder stayed as it was."""
+    before = _selftest_sources(kernel_tree)
+    scratch = tmp_path_factory.mktemp("selftests")
+    disk.build_selftests(DISK_DIR, kernel_tree, 2, scratch / "build", scratch / "out")
+    return scratch / "out", _selftest_sources(kernel_tree) == before
+
+
+def test_every_listed_selftest_builds(selftests: tuple[Path, bool]) -> None:
+    out, _ = selftests
+    built = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert built == set(disk.selftest_list(DISK_DIR))
+
+
+def test_selftests_are_static_aarch64(selftests: tuple[Path, bool]) -> None:
+    out, _ = selftests
+    for test in disk.selftest_list(DISK_DIR):
+        machine, dynamic = elf_facts(out / test)
+        assert machine == EM_AARCH64, test
+        assert not dynamic, f"{test} is dynamically linked"
+
+
+def test_selftest_build_leaves_kernel_tree_alone(selftests: tuple[Path, bool]) -> None:
+    _, untouched = selftests
+    assert untouched, "building the selftests wrote into the shared kernel source tree"
+
+
+# --- the guest-side runner, run by the host's sh against a fake test ------------
+
+FAKE_TEST = """#!/bin/sh
+echo "TAP version 13"
+echo "# cwd=$PWD args=$*"
+echo "# to stderr" >&2
+[ -z "$FAKE_SLEEP" ] || sleep "$FAKE_SLEEP"
+exit "${FAKE_STATUS:-0}"
+"""
+
+
+@pytest.fixture
+def selftest_root(tmp_path: Path) -> Path:
+    program = tmp_path / "arm64" / "fake" / "check_fake"
+    program.parent.mkdir(parents=True)
+    program.write_text(FAKE_TEST)
+    program.chmod(0o755)
+    return tmp_path
+
+
+def _run_selftest(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["sh", str(RUNNER), *args], capture_output=True, text=True,
+                          timeout=60, env={**os.environ, "SELFTEST_ROOT": str(root), **env})
+
+
+@pytest.mark.parametrize("status", [0, 4, 1])
+def test_run_selftest_frames_the_test_output(selftest_root: Path, status: int) -> None:
+    result = _run_selftest(selftest_root, "arm64/fake/check_fake", "-a", "b c",
+                           FAKE_STATUS=str(status))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "selftest-begin arm64/fake/check_fake"
+    assert lines[-1] == f"selftest-end arm64/fake/check_fake status={status}"
+    between = lines[1:-1]
+    assert between[0] == "TAP version 13"
+    assert f"# cwd={selftest_root / 'arm64' / 'fake'} args=-a b c" in between
+    assert "# to stderr" in between
+
+
+def test_run_selftest_reports_a_missing_test(selftest_root: Path) -> None:
+    result = _run_selftest(selftest_root, "arm64/fake/absent")
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert lines[0] == "selftest-begin arm64/fake/absent"
+    assert lines[-1] == "selftest-end arm64/fake/absent status=127"
+
+
+def test_run_selftest_needs_a_path() -> None:
+    result = subprocess.run(["sh", str(RUNNER)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "usage" in result.stderr
+
+
+@pytest.mark.skipif(shutil.which("timeout") is None, reason="SKIP: the host has no timeout")
+def test_run_selftest_stops_a_hung_test(selftest_root: Path) -> None:
+    started = time.monotonic()
+    result = _run_selftest(selftest_root, "arm64/fake/check_fake", FAKE_SLEEP="30",
+                           SELFTEST_TIMEOUT="1")
+    assert time.monotonic() - started < 20
+    assert result.returncode == 0
+    end = result.stdout.splitlines()[-1]
+    assert end.startswith("selftest-end arm64/fake/check_fake status=")
+    # coreutils' timeout says 124; busybox's (the guest's) kills with SIGTERM: 143.
+    assert int(end.rsplit("=", 1)[1]) not in (0, 4)

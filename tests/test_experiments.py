@@ -49,7 +49,7 @@ def test_exclude_leaves_out_matching_runs(tmp_path: Path) -> None:
 
 
 def test_exclude_with_unknown_key_fails(tmp_path: Path) -> None:
-    with pytest.raises(spec.BadExperiment, match="core, variant, workload"):
+    with pytest.raises(spec.BadExperiment, match="cpu, core, variant, workload"):
         spec.load("probe", _write(tmp_path, GOOD + '[[exclude]]\nkernel = "x"\n'))
 
 
@@ -113,3 +113,38 @@ def test_unknown_benchmark_lists_valid_ones(tmp_path: Path) -> None:
     bad = GOOD.replace('benchmark = "syscall_loop"', 'benchmark = "nope"')
     with pytest.raises(spec.BadExperiment, match="valid: .*syscall_loop"):
         spec.load("probe", _write(tmp_path, bad))
+
+
+SELFTESTS = """
+name = "probe"
+kind = "selftests"
+[matrix]
+cpus = ["atomic", "o3"]
+cores = ["cortex-a76", "neoverse-v2"]
+variants = ["baseline"]
+features = ["poe"]
+[[workloads]]
+name = "protection_keys"
+args = ["mm/protection_keys"]
+"""
+
+
+def test_selftests_run_once_on_atomic_and_per_core_on_o3(tmp_path: Path) -> None:
+    if "mm/protection_keys" not in spec.selftests_available():
+        pytest.skip("SKIP: disk-image/selftests/list does not name mm/protection_keys")
+    runs = spec.load("probe", _write(tmp_path, SELFTESTS)).runs
+    assert sorted((r.cpu, r.core) for r in runs) == [
+        ("atomic", "cortex-a76"), ("o3", "cortex-a76"), ("o3", "neoverse-v2")]
+    assert runs[0].guest_script().splitlines()[-1] == "run-selftest mm/protection_keys"
+
+
+def test_unknown_selftest_lists_valid_ones(tmp_path: Path) -> None:
+    text = SELFTESTS.replace('"mm/protection_keys"]', '"mm/no_such_test"]')
+    with pytest.raises(spec.BadExperiment, match="unknown selftest 'mm/no_such_test'"):
+        spec.load("probe", _write(tmp_path, text))
+
+
+def test_benchmarks_run_on_the_detailed_core_only(tmp_path: Path) -> None:
+    text = GOOD.replace("[matrix]", '[matrix]\ncpus = ["atomic"]')
+    with pytest.raises(spec.BadExperiment, match="o3"):
+        spec.load("probe", _write(tmp_path, text))

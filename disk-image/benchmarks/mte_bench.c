@@ -1,0 +1,175 @@
+/*
+ * Cost of MTE tag checking (FEAT_MTE2/MTE3, Linux 6.12 user-space MTE).
+ *
+ *   mte_bench untagged|none|sync|async|asymm tag|access SIZE_BYTES PASSES
+ *
+ * SIZE_BYTES of memory is split into 64-byte objects. Every object gets a
+ * random tag as an allocator would give it: IRG picks the tag, two ST2G
+ * store it for the object's four granules, and the tagged pointer goes into
+ * a table of object pointers (plain, untagged memory).
+ *
+ *   tag     the measured region tags every object PASSES times
+ *   access  objects are tagged once; the measured region then does
+ *           PASSES * (SIZE_BYTES / 64) accesses to objects picked at random:
+ *           load the object's pointer from the table, load its first word,
+ *           store to its second (the load and the store are tag-checked)
+ *
+ * The first argument sets the task's tag-check mode with
+ * prctl(PR_SET_TAGGED_ADDR_CTRL): none (tagged memory, no checks), sync,
+ * async, or asymm (sync loads, async stores; the kernel picks it when the
+ * CPU's preferred mode is asymm, which the benchmark sets through sysfs).
+ * "untagged" maps the memory without PROT_MTE and does not tag: the same
+ * loop on plain memory. An access with the wrong tag ends the benchmark
+ * (sync: SIGSEGV; async: SIGSEGV at the next kernel entry).
+ */
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "bench.h"
+
+#ifndef PROT_MTE
+#define PROT_MTE 0x20
+#endif
+#ifndef PR_SET_TAGGED_ADDR_CTRL
+#define PR_SET_TAGGED_ADDR_CTRL 55
+#endif
+#ifndef PR_TAGGED_ADDR_ENABLE
+#define PR_TAGGED_ADDR_ENABLE (1UL << 0)
+#endif
+#ifndef PR_MTE_TCF_SYNC
+#define PR_MTE_TCF_SYNC (1UL << 1)
+#define PR_MTE_TCF_ASYNC (1UL << 2)
+#define PR_MTE_TAG_SHIFT 3
+#endif
+#define OBJECT 64
+#define PAGE 4096
+/* Every tag but 0 (0 is what untagged pointers carry). */
+#define NONZERO_TAGS 0xfffeUL
+
+enum mode { UNTAGGED, NONE, SYNC, ASYNC, ASYMM };
+static const char *const mode_names[] = { "untagged", "none", "sync", "async", "asymm" };
+
+static inline char *tag_object(char *object)
+{
+	char *tagged;
+
+	asm volatile(".arch armv8.5-a+memtag\n\t"
+		     "irg	%0, %1\n\t"
+		     "st2g	%0, [%0]\n\t"
+		     "st2g	%0, [%0, #32]"
+		     : "=&r"(tagged)
+		     : "r"(object)
+		     : "memory");
+	return tagged;
+}
+
+static void tag_all(char *memory, char **table, unsigned long objects, int tagged)
+{
+	for (unsigned long i = 0; i < objects; i++)
+		table[i] = tagged ? tag_object(memory + i * OBJECT) : memory + i * OBJECT;
+}
+
+static void access_random(char **table, unsigned long objects, unsigned long n)
+{
+	uint64_t state = 0x9e3779b97f4a7c15ULL;
+
+	for (unsigned long i = 0; i < n; i++) {
+		volatile uint64_t *object = (volatile uint64_t *)table[bench_below(&state, objects)];
+
+		object[1] = object[0] + i;
+	}
+}
+
+static void set_preferred_asymm(void)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/cpu0/mte_tcf_preferred", "w");
+
+	if (!f || fputs("asymm", f) < 0 || fclose(f)) {
+		perror("mte_tcf_preferred=asymm: no asymmetric MTE (FEAT_MTE3) on this CPU");
+		exit(1);
+	}
+}
+
+static void set_check_mode(enum mode mode)
+{
+	unsigned long ctrl = PR_TAGGED_ADDR_ENABLE | (NONZERO_TAGS << PR_MTE_TAG_SHIFT);
+
+	if (mode == SYNC)
+		ctrl |= PR_MTE_TCF_SYNC;
+	else if (mode == ASYNC)
+		ctrl |= PR_MTE_TCF_ASYNC;
+	else if (mode == ASYMM) {
+		set_preferred_asymm();
+		ctrl |= PR_MTE_TCF_SYNC | PR_MTE_TCF_ASYNC;
+	}
+	if (prctl(PR_SET_TAGGED_ADDR_CTRL, ctrl, 0, 0, 0)) {
+		perror("prctl(PR_SET_TAGGED_ADDR_CTRL): this kernel or CPU has no MTE");
+		exit(1);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long size, passes, objects, ops;
+	enum mode mode = UNTAGGED;
+	char *memory, **table;
+	int measure_tagging;
+	unsigned int m;
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: %s untagged|none|sync|async|asymm tag|access "
+			"SIZE_BYTES PASSES\n", argv[0]);
+		return 2;
+	}
+	for (m = 0; m < sizeof(mode_names) / sizeof(mode_names[0]); m++)
+		if (!strcmp(argv[1], mode_names[m]))
+			break;
+	if (m == sizeof(mode_names) / sizeof(mode_names[0])) {
+		fprintf(stderr, "unknown mode '%s' (valid: untagged, none, sync, async, asymm)\n",
+			argv[1]);
+		return 2;
+	}
+	mode = (enum mode)m;
+	if (strcmp(argv[2], "tag") && strcmp(argv[2], "access")) {
+		fprintf(stderr, "unknown phase '%s' (valid: tag, access)\n", argv[2]);
+		return 2;
+	}
+	measure_tagging = !strcmp(argv[2], "tag");
+	size = bench_count(argv[3], "SIZE_BYTES");
+	passes = bench_count(argv[4], "PASSES");
+	if (size < PAGE || size % PAGE) {
+		fprintf(stderr, "SIZE_BYTES must be a positive multiple of %d\n", PAGE);
+		return 2;
+	}
+	objects = size / OBJECT;
+
+	memory = bench_map(size, PAGE, MADV_NOHUGEPAGE);
+	if (mode != UNTAGGED) {
+		set_check_mode(mode);
+		if (mprotect(memory, size, PROT_READ | PROT_WRITE | PROT_MTE)) {
+			perror("mprotect(PROT_MTE)");
+			return 1;
+		}
+	}
+	table = bench_map((objects * sizeof(*table) + PAGE - 1) / PAGE * PAGE, PAGE,
+			  MADV_NOHUGEPAGE);
+
+	/* One unmeasured pass warms caches, TLBs and predictors. */
+	tag_all(memory, table, objects, mode != UNTAGGED);
+	if (measure_tagging) {
+		bench_region_begin();
+		for (unsigned long p = 0; p < passes; p++)
+			tag_all(memory, table, objects, mode != UNTAGGED);
+		bench_region_end();
+		ops = passes * objects;
+	} else {
+		access_random(table, objects, objects);
+		bench_region_begin();
+		access_random(table, objects, passes * objects);
+		bench_region_end();
+		ops = passes * objects;
+	}
+	printf("mte_bench mode=%s phase=%s size=%lu ops=%lu\n", mode_names[mode], argv[2],
+	       size, ops);
+	return 0;
+}

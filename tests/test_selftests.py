@@ -1,0 +1,45 @@
+"""Selftest verdicts come from the guest's framing lines and kselftest output."""
+
+from __future__ import annotations
+
+import pytest
+
+from experiments import selftests
+
+CONSOLE = """\
+init: up
+selftest-begin arm64/mte/check_prctl
+TAP version 13
+1..3
+ok 1 check_basic_read
+ok 2 NONE
+not ok 3 SYNC
+# Totals: pass:2 fail:1 xfail:0 xpass:0 skip:0 error:0
+selftest-end arm64/mte/check_prctl status=1
+selftest-begin arm64/mte/check_hugetlb_options
+ok 1 # SKIP hugetlb not available
+selftest-end arm64/mte/check_hugetlb_options status=4
+selftest-begin mm/protection_keys
+done (all tests OK)
+selftest-end mm/protection_keys status=0
+"""
+
+
+def test_verdicts_follow_kselftest_exit_codes() -> None:
+    verdicts = {v.test: v for v in selftests.parse(CONSOLE)}
+    assert verdicts["arm64/mte/check_prctl"].verdict == "fail"
+    assert (verdicts["arm64/mte/check_prctl"].passed,
+            verdicts["arm64/mte/check_prctl"].failed) == (2, 1)
+    assert verdicts["arm64/mte/check_hugetlb_options"].verdict == "skip"
+    assert verdicts["arm64/mte/check_hugetlb_options"].skipped == 1
+    assert verdicts["mm/protection_keys"].verdict == "pass"
+
+
+def test_a_test_that_never_ends_is_an_error() -> None:
+    with pytest.raises(selftests.MissingVerdict, match="mm/protection_keys"):
+        selftests.parse("selftest-begin mm/protection_keys\nKernel panic\n")
+
+
+def test_exit_zero_with_failed_subtests_is_a_failure() -> None:
+    console = "selftest-begin t\nnot ok 1 x\nselftest-end t status=0\n"
+    assert selftests.parse(console)[0].verdict == "fail"
