@@ -15,13 +15,13 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILD := $(PY) -m builders -j $(JOBS)
 
-.PHONY: all deps venv gem5 kernel kernels disk experiments figures test
+.PHONY: all deps venv gem5 kernel kernels disk experiments qemu-reference figures test
 
 # The quick experiment set and its figures; EXPERIMENTS=all runs every experiment
 # and draws every figure.
 EXPERIMENTS ?=
 ifeq ($(EXPERIMENTS),all)
-FIGURES ?= syscall core_validation c1_sctlr c1_sctlr_sweep
+FIGURES ?= syscall core_validation c1_sctlr c1_sctlr_sweep poe selftests
 else
 FIGURES ?= syscall
 endif
@@ -58,6 +58,14 @@ test: venv
 
 experiments: venv
 	@$(PY) -m experiments run -j $(JOBS) $(if $(filter all,$(EXPERIMENTS)),--all,$(EXPERIMENTS))
+ifeq ($(EXPERIMENTS),all)
+	@$(MAKE) --no-print-directory qemu-reference
+endif
+
+# The MTE selftests once more on QEMU (-machine virt,mte=on -cpu max), to set
+# gem5's verdicts beside an independent implementation's.
+qemu-reference: venv
+	@$(PY) -m experiments.qemu_reference mte-selftests
 
 figures: venv
 	@for figure in $(FIGURES); do $(PY) -m plots.$$figure || exit 1; done

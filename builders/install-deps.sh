@@ -15,6 +15,8 @@ PACKAGES=(
 	linux-source-6.12
 	# disk image
 	e2fsprogs dpkg-dev
+	# reference runs of the guest's MTE selftests on QEMU (-machine virt,mte=on)
+	qemu-system-arm
 )
 
 die() { echo "make deps: error: $*" >&2; exit 1; }

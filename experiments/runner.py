@@ -183,6 +183,8 @@ def checkpoint_inputs(builds: Builds, spec: RunSpec) -> dict:
         "disk": builds.disk.key, "configs": builds.boot_configs_digest,
         "architecture": [architecture, list(catalog.ARCHITECTURES[architecture])],
         "features": list(spec.features), "memory": spec.memory, "cores": spec.cores,
+        # Only when given, so that boots without extra arguments keep their keys.
+        **({"kernel_args": list(spec.kernel_args)} if spec.kernel_args else {}),
     }
 
 
@@ -196,13 +198,16 @@ def ensure_checkpoint(builds: Builds, spec: RunSpec) -> cache.Entry:
     with cache.locked(entry.root / "checkpoints" / f"{entry.key}.lock"):
         if entry.exists():
             return entry
-        label = f"boot {spec.variant} {architecture} [{'+'.join(spec.features) or 'none'}]"
+        cmdline = (" {" + " ".join(spec.kernel_args) + "}") if spec.kernel_args else ""
+        label = (f"boot {spec.variant}{cmdline} {architecture} "
+                 f"[{'+'.join(spec.features) or 'none'}]")
         log.info("%s: booting on the atomic CPU to take a checkpoint", label)
         with entry.staging(inputs) as out:
             seconds = run_gem5(builds, spec.variant, out / "m5out", [
                 "boot", "--architecture", architecture,
                 "--features", ",".join(spec.features), "--memory", spec.memory,
                 "--cores", str(spec.cores), "--max-ticks", str(BOOT_MAX_TICKS),
+                *[a for k in spec.kernel_args for a in ("--kernel-arg", k)],
                 "--checkpoint-out", str(out / "cpt")], label)
             (out / "boot.json").write_text(json.dumps({"host_seconds": round(seconds, 1)}) + "\n")
             log.info("%s: checkpoint taken in %.0f s", label, seconds)
@@ -297,7 +302,8 @@ def write_selftest_result(out: Path, spec: RunSpec, seconds: float, builds: Buil
     }, indent=2) + "\n")
 
 
-CSV_COLUMNS = ("experiment", "run", "cpu", "core", "variant", "features", "params", "workload",
+CSV_COLUMNS = ("experiment", "run", "cpu", "core", "variant", "kernel_args", "features",
+               "params", "workload",
                "metric", "value", "unit", "gem5_version", "gem5_build", "gem5_patches",
                "kernel_variant", "kernel_source", "kernel_build", "disk_build", "configs_hash",
                "host_seconds", "host_inst_rate")
@@ -309,6 +315,7 @@ def rows_for(spec: RunSpec, entry: cache.Entry) -> list[dict[str, object]]:
         "experiment": spec.experiment, "run": entry.key, "cpu": spec.cpu,
         "core": spec.core if spec.cpu == "o3" else "",
         "variant": spec.variant, "features": "+".join(spec.features) or "none",
+        "kernel_args": " ".join(spec.kernel_args),
         "params": " ".join(spec.params), "workload": spec.workload.name,
         **result["provenance"], "host_seconds": result["host_seconds"],
         "host_inst_rate": result["host_inst_rate"],
@@ -336,8 +343,8 @@ def run_experiment(experiment: Experiment, jobs: int, results_dir: Path) -> Path
     if pending:
         check_models(builds, pending, jobs)
     # Checkpoints first, one per boot configuration, so parallel runs share them.
-    boots = {(r.variant, catalog.architecture_of(r.core), r.features, r.memory, r.cores): r
-             for r in runs}
+    boots = {(r.variant, catalog.architecture_of(r.core), r.features, r.memory, r.cores,
+              r.kernel_args): r for r in runs}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for future in as_completed([pool.submit(ensure_checkpoint, builds, r)
                                     for r in boots.values()]):

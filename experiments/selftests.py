@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 BEGIN = re.compile(r"^selftest-begin (\S+)\s*$")
 END = re.compile(r"^selftest-end (\S+) status=(\d+)\s*$")
-TAP = re.compile(r"^(?:# )?(not ok|ok) \d+\b(.*)$")
+# KUnit indents a suite's test cases below it.
+TAP = re.compile(r"^\s*(?:# )?(not ok|ok) \d+\b(.*)$")
 TOTALS = re.compile(r"^# Totals: pass:(\d+) fail:(\d+) xfail:(\d+) xpass:(\d+) skip:(\d+) "
                     r"error:(\d+)")
 KSFT_PASS = 0
@@ -45,6 +46,10 @@ def _counts(lines: list[str]) -> tuple[int, int, int]:
             passed, failed, xfail, xpass, skipped, error = map(int, match.groups())
             return passed + xfail, failed + xpass + error, skipped
     passed = failed = skipped = 0
+    # KUnit closes its indented test cases with one unindented line for the
+    # whole suite; count the cases, not the suite.
+    if any(line[:1].isspace() and TAP.match(line) for line in lines):
+        lines = [line for line in lines if line[:1].isspace()]
     for line in lines:
         if match := TAP.match(line):
             if "# SKIP" in match.group(2).upper():

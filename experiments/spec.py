@@ -37,6 +37,8 @@ class Workload:
     args: tuple[str, ...]
     iterations: int
     kind: str = "benchmark"
+    # Selftests: guest seconds before run-selftest stops the test (0: its default).
+    timeout_s: int = 0
 
 
 @dataclass(frozen=True)
@@ -53,17 +55,21 @@ class RunSpec:
     cores: int = 1
     max_ms: float = 1000.0
     cpu: str = "o3"
+    kernel_args: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
         features = "+".join(self.features) or "none"
         params = (" " + " ".join(self.params)) if self.params else ""
         where = self.core if self.cpu == "o3" else self.cpu
-        return f"{where} {self.variant} [{features}] {self.workload.name}{params}"
+        cmdline = (" {" + " ".join(self.kernel_args) + "}") if self.kernel_args else ""
+        return f"{where} {self.variant}{cmdline} [{features}] {self.workload.name}{params}"
 
     def guest_script(self) -> str:
         if self.workload.kind == "selftests":
-            command = " ".join(["run-selftest", *self.workload.args])
+            limit = ([f"SELFTEST_TIMEOUT={self.workload.timeout_s}"]
+                     if self.workload.timeout_s else [])
+            command = " ".join([*limit, "run-selftest", *self.workload.args])
         else:
             command = " ".join([f"/bench/{self.workload.benchmark}", *self.workload.args])
         return f"set -e\necho 'run: {command}'\n{command}\n"
@@ -118,7 +124,8 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
         matrix = data["matrix"]
         workloads = [Workload(w["name"], w.get("benchmark", data.get("benchmark", "")),
                               tuple(str(a) for a in w["args"]),
-                              int(w["iterations"]) if kind == "benchmark" else 0, kind)
+                              int(w["iterations"]) if kind == "benchmark" else 0, kind,
+                              int(w.get("timeout_s", 0)))
                      for w in data["workloads"]]
     except KeyError as err:
         raise BadExperiment(f"{path}: missing key {err}") from err
@@ -147,15 +154,18 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
     for workload in workloads:
         _check_workload(path, workload)
     param_sets = [tuple(p) for p in matrix.get("params", [[]])]
+    # Kernel command lines: each boots (and checkpoints) separately.
+    cmdlines = [tuple(str(a) for a in c) for c in matrix.get("kernel_args", [[]])]
     excludes = [_exclusion(path, e) for e in data.get("exclude", [])]
     runs = tuple(
         run for run in (
             RunSpec(experiment=data.get("name", name), core=core,
                     variant=variant, features=features, params=params, workload=workload,
                     memory=data.get("memory", "1GiB"), max_ms=float(data.get("max_ms", 1000.0)),
-                    cpu=cpu)
-            for cpu, core, variant, features, params, workload in itertools.product(
-                cpus, matrix["cores"], matrix["variants"], feature_sets, param_sets, workloads)
+                    cpu=cpu, kernel_args=cmdline)
+            for cpu, core, variant, features, cmdline, params, workload in itertools.product(
+                cpus, matrix["cores"], matrix["variants"], feature_sets, cmdlines, param_sets,
+                workloads)
             # The atomic CPU has no core model: one run, not one per core.
             if cpu == "o3" or core == matrix["cores"][0])
         if not any(_matches(run, e) for e in excludes))
@@ -174,6 +184,9 @@ def selftests_available(listing: Path = SELFTEST_LIST) -> list[str]:
 def _check_workload(path: Path, workload: Workload) -> None:
     if workload.kind == "selftests":
         tests = selftests_available()
+        # kunit/<suite>: a KUnit suite the kernel ran at boot (run-selftest).
+        if workload.args and workload.args[0].startswith("kunit/"):
+            return
         if not workload.args or workload.args[0] not in tests:
             got = workload.args[0] if workload.args else "nothing"
             raise BadExperiment(f"{path}: workload {workload.name}: unknown selftest "

@@ -70,6 +70,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         p.add_argument("--features", default="", help=f"comma list of {catalog.FEATURES}")
         p.add_argument("--memory", default="1GiB")
         p.add_argument("--cores", type=int, default=1)
+        p.add_argument("--kernel-arg", action="append", default=[],
+                       help="extra kernel command-line argument (repeatable); a restored "
+                       "run keeps the boot's")
         p.add_argument("--max-ticks", type=int, default=0,
                        help="stop with exit status 5 after this many ticks (0: no limit)")
         if mode != "boot":
@@ -156,7 +159,8 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
 
 def run_simulation(board, args: argparse.Namespace, script: str,
                    checkpoint: Path | None) -> tuple[ExitEvent, str, Simulator]:
-    set_workload(board, args.vmlinux, args.disk, args.bootloader, script, checkpoint)
+    set_workload(board, args.vmlinux, args.disk, args.bootloader, script, checkpoint,
+                 tuple(args.kernel_arg))
     simulator = Simulator(board=board, on_exit_event=stop_on(STOP_EVENTS),
                           max_ticks=args.max_ticks or m5.MaxTick)
     try:

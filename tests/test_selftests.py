@@ -43,3 +43,12 @@ def test_a_test_that_never_ends_is_an_error() -> None:
 def test_exit_zero_with_failed_subtests_is_a_failure() -> None:
     console = "selftest-begin t\nnot ok 1 x\nselftest-end t status=0\n"
     assert selftests.parse(console)[0].verdict == "fail"
+
+
+def test_kunit_counts_cases_not_the_suite() -> None:
+    console = ("selftest-begin kunit/kasan\nKTAP version 1\n1..1\n    # Subtest: kasan\n"
+               "    1..3\n    ok 1 kmalloc_oob_right\n    not ok 2 kmalloc_uaf\n"
+               "    ok 3 kasan_bitops_generic # SKIP Test requires CONFIG_KASAN_GENERIC=y\n"
+               "not ok 1 kasan\nselftest-end kunit/kasan status=1\n")
+    (verdict,) = selftests.parse(console)
+    assert (verdict.verdict, verdict.passed, verdict.failed, verdict.skipped) == ("fail", 1, 1, 1)

@@ -38,14 +38,16 @@ def make_board(processor: AbstractProcessor, cache_hierarchy: AbstractCacheHiera
 
 
 def set_workload(board: ArmBoard, vmlinux: Path, disk: Path, bootloader: Path,
-                 script: str, checkpoint: Path | None = None) -> None:
+                 script: str, checkpoint: Path | None = None,
+                 extra_kernel_args: tuple[str, ...] = ()) -> None:
     """Boot ``vmlinux`` (an ELF, so gem5 sees kernel symbols and stops the run
-    on a guest panic or oops) and hand ``script`` to the guest's init."""
+    on a guest panic or oops) and hand ``script`` to the guest's init.
+    ``extra_kernel_args`` (e.g. ``kasan.mode=async``) follow ours."""
     board.set_kernel_disk_workload(
         kernel=KernelResource(local_path=str(vmlinux)),
         disk_image=DiskImageResource(local_path=str(disk)),
         bootloader=BootloaderResource(local_path=str(bootloader)),
         readfile_contents=script,
-        kernel_args=list(KERNEL_ARGS),
+        kernel_args=[*KERNEL_ARGS, *extra_kernel_args],
         checkpoint=checkpoint,
     )

@@ -1,0 +1,190 @@
+"""Reference runs of a selftests experiment on QEMU instead of gem5.
+
+``python -m experiments.qemu_reference mte-selftests`` boots the same kernel
+variant and the same disk image on ``qemu-system-aarch64 -machine virt,mte=on
+-cpu max`` (Debian's QEMU), runs every selftest of the experiment in one
+boot, and writes ``results/<experiment>-qemu.csv``: one row per (test,
+metric) like the gem5 results, with QEMU's version as the provenance. The
+figure script puts both verdicts side by side.
+
+The guest's init asks gem5 for its script with ``m5 readfile``; under QEMU
+that instruction is undefined, init finds no script and starts a shell on the
+console, and this module types the commands into it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import logging
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from builders import disk
+from experiments import runner, selftests, spec
+
+log = logging.getLogger(__name__)
+
+QEMU = "qemu-system-aarch64"
+# The features each gem5 feature set needs from QEMU's machine and CPU.
+MACHINE_OPTIONS = {"mte": "mte=on"}
+SHELL_READY = "init: no host script; starting a shell"
+DONE = "qemu-reference: all tests ran"
+# Per test, in host seconds: above the longest guest-side limit (run-selftest's
+# 45 s default, or a workload's timeout_s), since QEMU runs near real time.
+TIMEOUT_SECONDS = 1200
+KERNEL_ARGS = ("console=ttyAMA0", "root=/dev/vda", "rw", "norandmaps")
+CSV_COLUMNS = ("experiment", "emulator", "variant", "features", "workload", "metric", "value",
+               "unit", "qemu_version", "kernel_variant", "kernel_build", "disk_build")
+
+
+class QemuFailed(RuntimeError):
+    pass
+
+
+def qemu_version() -> str:
+    try:
+        first = subprocess.run([QEMU, "--version"], capture_output=True, text=True,
+                               check=True).stdout.splitlines()[0]
+    except (OSError, subprocess.CalledProcessError) as err:
+        raise QemuFailed(f"{QEMU} is not usable ({err}): run 'make deps' "
+                         "(installs qemu-system-arm)") from err
+    return re.sub(r"^QEMU emulator version\s+", "", first)
+
+
+def command(kernel_image: Path, image: Path, features: tuple[str, ...]) -> list[str]:
+    machine = ",".join(["virt", "gic-version=3",
+                        *(MACHINE_OPTIONS[f] for f in features if f in MACHINE_OPTIONS)])
+    return [QEMU, "-machine", machine, "-cpu", "max", "-smp", "1", "-m", "1G", "-nographic",
+            "-no-reboot", "-kernel", str(kernel_image), "-append", " ".join(KERNEL_ARGS),
+            # snapshot: the cached image is never written.
+            "-drive", f"file={image},format=raw,if=none,id=root,snapshot=on",
+            "-device", "virtio-blk-pci,drive=root"]
+
+
+def run_guest(argv: list[str], commands: list[str], console_path: Path) -> str:
+    """Boot, wait for the shell, then type one command at a time, each after
+    the previous one's ``selftest-end`` line (a test that reads the console
+    would otherwise swallow the commands queued behind it)."""
+    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT)
+    console: list[str] = []
+    ready = threading.Event()
+    ended = threading.Semaphore(0)
+
+    def read() -> None:
+        assert process.stdout is not None
+        with console_path.open("w") as log_file:
+            for raw in process.stdout:
+                line = raw.decode(errors="replace")
+                console.append(line)
+                log_file.write(line)
+                log_file.flush()
+                if SHELL_READY in line:
+                    ready.set()
+                elif selftests.END.match(line.strip()):
+                    ended.release()
+
+    def fail(why: str) -> QemuFailed:
+        process.kill()
+        return QemuFailed(f"{why}:\n" + "".join(console[-30:]))
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    started = time.monotonic()
+    if not ready.wait(timeout=300):
+        raise fail("the guest never reached its shell")
+    assert process.stdin is not None
+    for line in commands:
+        process.stdin.write((line + "\n").encode())
+        process.stdin.flush()
+        if not ended.acquire(timeout=TIMEOUT_SECONDS):
+            raise fail(f"no end line for '{line}' after {TIMEOUT_SECONDS} s")
+    process.stdin.write(f"echo '{DONE}'; poweroff -f\n".encode())
+    process.stdin.flush()
+    try:
+        process.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        raise fail("QEMU did not power off") from None
+    reader.join(timeout=10)
+    log.info("QEMU ran %d commands in %.0f s", len(commands), time.monotonic() - started)
+    return "".join(console)
+
+
+def reference(name: str, results_dir: Path, jobs: int) -> Path:
+    experiment = spec.load(name)
+    if experiment.kind != "selftests":
+        raise spec.BadExperiment(f"{name} is not a selftests experiment")
+    # One boot per (variant, features, kernel command line); the CPU and core
+    # axes are gem5's and do not apply.
+    groups: dict[tuple, list[spec.RunSpec]] = {}
+    for run in experiment.runs:
+        if run.cpu == "atomic" or all(r.cpu != "atomic" for r in experiment.runs):
+            groups.setdefault((run.variant, run.features, run.kernel_args), []).append(run)
+    version = qemu_version()
+    builds = runner.ensure_builds(sorted({k[0] for k in groups}), jobs)
+    rows: list[dict[str, object]] = []
+    for (variant, features, kernel_args), runs in groups.items():
+        if kernel_args:
+            raise spec.BadExperiment(f"{name}: kernel_args are not passed to QEMU yet")
+        # The command each run's guest script ends with, timeout included.
+        commands = {r.workload: r.guest_script().splitlines()[-1] for r in runs}
+        workloads = list(commands)
+        kernel_image = builds.kernels[variant].path / "Image"
+        image = builds.disk.path / disk.IMAGE_NAME
+        console_path = results_dir / f".{name}-qemu-{variant}.console.log"
+        results_dir.mkdir(parents=True, exist_ok=True)
+        log.info("%s on QEMU (%s): %s [%s], %d tests", name, version, variant,
+                 "+".join(features), len(workloads))
+        console = run_guest(command(kernel_image, image, features),
+                            list(commands.values()),
+                            console_path)
+        verdicts = {v.test: v for v in selftests.parse(console)}
+        for workload in workloads:
+            verdict = verdicts.get(workload.args[0])
+            if verdict is None:
+                raise QemuFailed(f"no verdict for {workload.args[0]} in {console_path}")
+            common = {"experiment": name, "emulator": "qemu", "variant": variant,
+                      "features": "+".join(features) or "none", "workload": workload.name,
+                      "qemu_version": version, "kernel_variant": variant,
+                      "kernel_build": builds.kernels[variant].key, "disk_build": builds.disk.key}
+            rows += [{**common, "metric": metric, "value": value, "unit": unit}
+                     for metric, value, unit in (
+                         ("verdict", verdict.verdict, ""),
+                         ("exit_status", verdict.status, ""),
+                         ("subtests_passed", verdict.passed, "count"),
+                         ("subtests_failed", verdict.failed, "count"),
+                         ("subtests_skipped", verdict.skipped, "count"))]
+    target = results_dir / f"{name}-qemu.csv"
+    partial = target.with_name(target.name + ".partial")
+    with partial.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)
+    partial.rename(target)
+    log.info("wrote %s (%d rows)", target, len(rows))
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.qemu_reference")
+    parser.add_argument("names", nargs="+", help="selftests experiments, e.g. mte-selftests")
+    parser.add_argument("-j", "--jobs", type=int, default=2)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
+                        datefmt="%H:%M:%S")
+    try:
+        for name in args.names:
+            reference(name, spec.REPO_ROOT / "results", args.jobs)
+    except (spec.BadExperiment, QemuFailed, RuntimeError) as err:
+        logging.error("%s", err)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""Figure: what protection keys cost on FEAT_S1POE, per core model.
+
+Reads results/poe.csv; writes plots/out/poe.{pdf,png,md}. Bars: ns per
+pkey_set() (MRS + MSR POR_EL0 + ISB) and per access denied by the key's
+overlay (fault, SIGSEGV with SEGV_PKUERR, handler, sigreturn), beside the
+same denial through page permissions (PROT_NONE), each with the model's POR
+write timing (a relaxed write, as SCTLR_EL1's) and with gem5's own (the MSR
+drains the pipeline). No shipping core implements POE, so there is no
+hardware number to stand beside these: the figure says so.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from plots import style
+
+WORKLOADS = (("set", "pkey_set()"), ("deny-pkey", "denied by\npkey overlay"),
+             ("deny-prot", "denied by\nPROT_NONE"))
+TIMINGS = (("", "POR write relaxed (model default)"),
+           ("drain", "POR write drains (gem5 v24)"))
+
+
+def timing_of(params: str) -> str:
+    return "drain" if "sysreg.por.write_serialize=true" in params.split() else ""
+
+
+def table(rows: pd.DataFrame) -> str:
+    lines = ["| core | POR write timing | pkey_set() (ns) | pkey-denied access (ns) | "
+             "PROT_NONE-denied access (ns) |", "|---|---|---:|---:|---:|"]
+    for (core, timing), group in rows.groupby(["core", "timing"], sort=True):
+        ns = group.set_index("workload")["value"]
+        label = dict(TIMINGS)[timing]
+        lines.append(f"| {core} | {label} | {ns.get('set', float('nan')):.2f} | "
+                     f"{ns.get('deny-pkey', float('nan')):.0f} | "
+                     f"{ns.get('deny-prot', float('nan')):.0f} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    frame = style.load_results("poe")
+    rows = frame[frame["metric"] == "ns_per_iteration"].copy()
+    rows["value"] = rows["value"].astype(float)
+    rows["timing"] = rows["params"].apply(timing_of)
+    cores = sorted(rows["core"].unique())
+
+    fig, axes = style.figure(width=style.FULL_WIDTH_IN, height=2.2)
+    fig.clf()
+    panels = fig.subplots(1, len(WORKLOADS))
+    width = 0.8 / len(TIMINGS)
+    for ax, (workload, title) in zip(panels, WORKLOADS):
+        for i, (timing, label) in enumerate(TIMINGS):
+            values = [rows[(rows["core"] == c) & (rows["workload"] == workload)
+                           & (rows["timing"] == timing)]["value"].mean() for c in cores]
+            ax.bar([x + (i - (len(TIMINGS) - 1) / 2) * width for x in range(len(cores))],
+                   values, width, color=style.PALETTE[i + 1], hatch=style.HATCHES[i + 1],
+                   edgecolor="black", linewidth=0.4, label=label)
+        ax.set_xticks(range(len(cores)), cores)
+        ax.set_title(title.replace("\n", " "), loc="left")
+        ax.set_ylabel("time per operation (ns)")
+    panels[0].legend(loc="upper left", frameon=False, fontsize=5.5)
+    fig.text(0.5, -0.02, "No core ships FEAT_S1POE: no hardware numbers exist to compare.",
+             ha="center", fontsize=6)
+    style.add_provenance(fig, rows, below=-0.08)
+    for path in style.save(fig, "poe"):
+        print(path.relative_to(style.REPO_ROOT))
+    print(style.save_table("poe", table(rows)).relative_to(style.REPO_ROOT))
+
+
+if __name__ == "__main__":
+    main()
