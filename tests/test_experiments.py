@@ -148,3 +148,20 @@ def test_benchmarks_run_on_the_detailed_core_only(tmp_path: Path) -> None:
     text = GOOD.replace("[matrix]", '[matrix]\ncpus = ["atomic"]')
     with pytest.raises(spec.BadExperiment, match="o3"):
         spec.load("probe", _write(tmp_path, text))
+
+
+def test_each_kernel_command_line_is_its_own_run(tmp_path: Path) -> None:
+    text = GOOD.replace('params = [[], ["cpu.numROBEntries=64"]]',
+                        'kernel_args = [["kasan.mode=sync"], ["kasan.mode=async"]]')
+    runs = spec.load("probe", _write(tmp_path, text)).runs
+    assert {r.kernel_args for r in runs} == {("kasan.mode=sync",), ("kasan.mode=async",)}
+    assert "{kasan.mode=sync}" in runs[0].label
+
+
+def test_qemu_reference_boots_the_same_kernel_and_disk_with_mte() -> None:
+    from experiments import qemu_reference
+
+    argv = qemu_reference.command(Path("/k/Image"), Path("/d/rootfs.ext4"), ("mte",))
+    assert argv[argv.index("-machine") + 1] == "virt,gic-version=3,mte=on"
+    assert argv[argv.index("-kernel") + 1] == "/k/Image"
+    assert any("file=/d/rootfs.ext4" in a and "snapshot=on" in a for a in argv)
