@@ -57,8 +57,11 @@ def main() -> None:
                    edgecolor="black", linewidth=0.4, label=label)
         ax.set_xticks(range(len(cores)), cores)
         ax.set_title(title.replace("\n", " "), loc="left")
-        ax.set_ylabel("time per operation (ns)")
-    panels[0].legend(loc="upper left", frameon=False, fontsize=5.5)
+    panels[0].set_ylabel("time per operation (ns)")
+    fig.subplots_adjust(wspace=0.3, top=0.78)
+    handles, labels = panels[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(TIMINGS), frameon=False,
+               fontsize=6, bbox_to_anchor=(0.5, 1.0))
     fig.text(0.5, -0.02, "No core ships FEAT_S1POE: no hardware numbers exist to compare.",
              ha="center", fontsize=6)
     style.add_provenance(fig, rows, below=-0.08)
