@@ -24,7 +24,7 @@ import threading
 import time
 from pathlib import Path
 
-from builders import disk
+from builders import cache, disk
 from experiments import runner, selftests, spec
 
 log = logging.getLogger(__name__)
@@ -136,10 +136,12 @@ def reference(name: str, results_dir: Path, jobs: int) -> Path:
         workloads = list(commands)
         kernel_image = builds.kernels[variant].path / "Image"
         image = builds.disk.path / disk.IMAGE_NAME
-        console_path = results_dir / f".{name}-qemu-{variant}.console.log"
+        # The console is evidence, not a result: it stays in the build cache.
+        console_path = cache.cache_root() / "qemu-reference" / f"{name}-{variant}.console.log"
+        console_path.parent.mkdir(parents=True, exist_ok=True)
         results_dir.mkdir(parents=True, exist_ok=True)
-        log.info("%s on QEMU (%s): %s [%s], %d tests", name, version, variant,
-                 "+".join(features), len(workloads))
+        log.info("%s on QEMU (%s): %s [%s], %d tests; console: %s", name, version, variant,
+                 "+".join(features), len(workloads), console_path)
         console = run_guest(command(kernel_image, image, features),
                             list(commands.values()),
                             console_path)
