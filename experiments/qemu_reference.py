@@ -15,7 +15,6 @@ console, and this module types the commands into it.
 from __future__ import annotations
 
 import argparse
-import csv
 import logging
 import re
 import subprocess
@@ -38,8 +37,11 @@ DONE = "qemu-reference: all tests ran"
 # 45 s default, or a workload's timeout_s), since QEMU runs near real time.
 TIMEOUT_SECONDS = 1200
 KERNEL_ARGS = ("console=ttyAMA0", "root=/dev/vda", "rw", "norandmaps")
+# No gem5 columns: gem5 takes no part in these runs; the guest is named as in
+# gem5's results.
 CSV_COLUMNS = ("experiment", "emulator", "variant", "features", "workload", "metric", "value",
-               "unit", "qemu_version", "kernel_variant", "kernel_build", "disk_build")
+               "unit", "qemu_version", "kernel_variant", "kernel_source", "kernel_build",
+               "disk_build")
 
 
 class QemuFailed(RuntimeError):
@@ -152,8 +154,9 @@ def reference(name: str, results_dir: Path, jobs: int) -> Path:
                 raise QemuFailed(f"no verdict for {workload.args[0]} in {console_path}")
             common = {"experiment": name, "emulator": "qemu", "variant": variant,
                       "features": "+".join(features) or "none", "workload": workload.name,
-                      "qemu_version": version, "kernel_variant": variant,
-                      "kernel_build": builds.kernels[variant].key, "disk_build": builds.disk.key}
+                      "qemu_version": version,
+                      **{k: v for k, v in builds.provenance(variant).items()
+                         if k in CSV_COLUMNS}}
             rows += [{**common, "metric": metric, "value": value, "unit": unit}
                      for metric, value, unit in (
                          ("verdict", verdict.verdict, ""),
@@ -162,12 +165,7 @@ def reference(name: str, results_dir: Path, jobs: int) -> Path:
                          ("subtests_failed", verdict.failed, "count"),
                          ("subtests_skipped", verdict.skipped, "count"))]
     target = results_dir / f"{name}-qemu.csv"
-    partial = target.with_name(target.name + ".partial")
-    with partial.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
-        writer.writeheader()
-        writer.writerows(rows)
-    partial.rename(target)
+    runner.write_csv(rows, target, CSV_COLUMNS)
     log.info("wrote %s (%d rows)", target, len(rows))
     return target
 

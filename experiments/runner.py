@@ -324,11 +324,13 @@ def rows_for(spec: RunSpec, entry: cache.Entry) -> list[dict[str, object]]:
             for m in result["metrics"]]
 
 
-def write_csv(rows: list[dict[str, object]], path: Path) -> None:
+def write_csv(rows: list[dict[str, object]], path: Path,
+              columns: tuple[str, ...] = CSV_COLUMNS) -> None:
+    """Write the CSV whole or not at all."""
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
     with partial.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
         writer.writerows(rows)
     partial.rename(path)

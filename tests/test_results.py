@@ -15,7 +15,8 @@ RESULTS = Path(__file__).resolve().parent.parent / "results"
 PROVENANCE = ("gem5_version", "gem5_build", "gem5_patches", "kernel_variant", "kernel_source",
               "kernel_build", "disk_build", "configs_hash")
 # Reference runs on QEMU (experiments/qemu_reference.py) name QEMU instead of gem5.
-QEMU_PROVENANCE = ("qemu_version", "kernel_variant", "kernel_build", "disk_build")
+QEMU_PROVENANCE = ("qemu_version", "kernel_variant", "kernel_source", "kernel_build",
+                   "disk_build")
 
 
 def _rows(name: str) -> list[dict[str, str]]:
