@@ -18,6 +18,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("names", nargs="*", help="experiment names (default: the quick set)")
     run.add_argument("--all", action="store_true", help="every experiment, not the quick set")
     run.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    run.add_argument("--cpu", help="only the runs on this CPU type (atomic or o3); the CSV "
+                     "then holds those rows alone")
     sub.add_parser("list", help="list experiments")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
@@ -32,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
         names = args.names or [n for n in spec.available()
                                if args.all or spec.load(n).quick]
         experiments = [spec.load(name) for name in names]
+        if args.cpu:
+            experiments = [spec.only_cpu(e, args.cpu) for e in experiments]
         for experiment in experiments:
             runner.run_experiment(experiment, args.jobs, spec.REPO_ROOT / "results")
     except (spec.BadExperiment, runner.SimulationFailed, CommandFailed, RuntimeError) as err:

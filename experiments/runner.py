@@ -198,8 +198,7 @@ def ensure_checkpoint(builds: Builds, spec: RunSpec) -> cache.Entry:
     with cache.locked(entry.root / "checkpoints" / f"{entry.key}.lock"):
         if entry.exists():
             return entry
-        cmdline = (" {" + " ".join(spec.kernel_args) + "}") if spec.kernel_args else ""
-        label = (f"boot {spec.variant}{cmdline} {architecture} "
+        label = (f"boot {spec.variant}{spec.cmdline_label} {architecture} "
                  f"[{'+'.join(spec.features) or 'none'}]")
         log.info("%s: booting on the atomic CPU to take a checkpoint", label)
         with entry.staging(inputs) as out:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import sys
 import tomllib
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -62,8 +62,13 @@ class RunSpec:
         features = "+".join(self.features) or "none"
         params = (" " + " ".join(self.params)) if self.params else ""
         where = self.core if self.cpu == "o3" else self.cpu
-        cmdline = (" {" + " ".join(self.kernel_args) + "}") if self.kernel_args else ""
-        return f"{where} {self.variant}{cmdline} [{features}] {self.workload.name}{params}"
+        return (f"{where} {self.variant}{self.cmdline_label} [{features}] "
+                f"{self.workload.name}{params}")
+
+    @property
+    def cmdline_label(self) -> str:
+        """`` {extra kernel arguments}`` for labels, or nothing."""
+        return (" {" + " ".join(self.kernel_args) + "}") if self.kernel_args else ""
 
     def guest_script(self) -> str:
         if self.workload.kind == "selftests":
@@ -171,6 +176,13 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
         if not any(_matches(run, e) for e in excludes))
     return Experiment(name=name, description=data.get("description", ""),
                       quick=bool(data.get("quick", False)), runs=runs, kind=kind)
+
+
+def only_cpu(experiment: Experiment, cpu: str) -> Experiment:
+    """The experiment's runs on one CPU type (e.g. the quick atomic selftests)."""
+    if cpu not in catalog.CPU_TYPES:
+        raise BadExperiment(f"unknown cpu '{cpu}'; valid cpus: {', '.join(catalog.CPU_TYPES)}")
+    return replace(experiment, runs=tuple(r for r in experiment.runs if r.cpu == cpu))
 
 
 def selftests_available(listing: Path = SELFTEST_LIST) -> list[str]:

@@ -165,3 +165,12 @@ def test_qemu_reference_boots_the_same_kernel_and_disk_with_mte() -> None:
     assert argv[argv.index("-machine") + 1] == "virt,gic-version=3,mte=on"
     assert argv[argv.index("-kernel") + 1] == "/k/Image"
     assert any("file=/d/rootfs.ext4" in a and "snapshot=on" in a for a in argv)
+
+
+def test_only_cpu_keeps_one_cpu_type(tmp_path: Path) -> None:
+    if "mm/protection_keys" not in spec.selftests_available():
+        pytest.skip("SKIP: disk-image/selftests/list does not name mm/protection_keys")
+    experiment = spec.load("probe", _write(tmp_path, SELFTESTS))
+    assert {r.cpu for r in spec.only_cpu(experiment, "atomic").runs} == {"atomic"}
+    with pytest.raises(spec.BadExperiment, match="valid cpus: atomic, o3"):
+        spec.only_cpu(experiment, "timing")
