@@ -36,6 +36,8 @@ from hardening.caches import PrivateL1L2SharedL3  # noqa: E402
 from hardening.cores import load_core  # noqa: E402
 from hardening.cores.base import ddr4_single_channel  # noqa: E402
 from hardening.features import FeatureNotSupported, make_release  # noqa: E402
+from hardening.mte_timing import (  # noqa: E402
+    BadMemorySize, kernel_args, make_mte_tag_timing, memory_with_tag_carve_out)
 from hardening.params import UnknownParameter, apply_overrides  # noqa: E402
 from hardening.sysreg import GEM5_TIMING, BadSysRegTiming, split_overrides  # noqa: E402
 from hardening.processor import atomic_processor, detailed_processor  # noqa: E402
@@ -119,6 +121,9 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
     overrides = list(getattr(args, "param", []))
     sysreg_overrides, object_overrides = split_overrides(overrides)
     timing = GEM5_TIMING
+    # An mte run's memory holds the tag carve-out, on the boot as on the restore.
+    memory_size = memory_with_tag_carve_out(args.memory) if "mte" in features else args.memory
+    mte_tags = make_mte_tag_timing(features, detailed, args.memory)
     if detailed:
         processor = detailed_processor(model.make_cpu, args.cores)
         timing = model.sysreg_timing.overridden(sysreg_overrides)
@@ -126,11 +131,12 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
             for decoder in core.get_simobject().decoder:
                 timing.install(decoder)
         hierarchy = PrivateL1L2SharedL3(args.cores, model.make_l1i, model.make_l1d,
-                                        model.make_l2, model.make_l3)
+                                        model.make_l2, model.make_l3, mte_tags)
         apply_overrides({
             "cpu": [core.get_simobject() for core in processor.get_cores()],
             "l1i": hierarchy.l1i, "l1d": hierarchy.l1d, "l2": hierarchy.l2,
             "l3": [hierarchy.l3],
+            **({"mte_tags": [mte_tags]} if mte_tags is not None else {}),
         }, object_overrides)
     else:
         if overrides:
@@ -138,7 +144,7 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
         processor = atomic_processor(args.cores)
         hierarchy = NoCache()
     clock = model.clock if model else BOOT_CLOCK
-    memory = (model.make_memory if model else ddr4_single_channel)(args.memory)
+    memory = (model.make_memory if model else ddr4_single_channel)(memory_size)
     board = make_board(processor, hierarchy, memory, clock, release)
     description = {
         "mode": args.mode,
@@ -154,13 +160,19 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
         "memory": args.memory,
         "cores": args.cores,
     }
+    if "mte" in features:
+        description["mte_tag_storage"] = {
+            "simulated_memory": memory_size,
+            "timing": type(mte_tags).__name__ if mte_tags is not None else None,
+        }
     return board, description
 
 
 def run_simulation(board, args: argparse.Namespace, script: str,
                    checkpoint: Path | None) -> tuple[ExitEvent, str, Simulator]:
     set_workload(board, args.vmlinux, args.disk, args.bootloader, script, checkpoint,
-                 tuple(args.kernel_arg))
+                 (*args.kernel_arg, *kernel_args(catalog.parse_features(args.features),
+                                                 args.memory)))
     simulator = Simulator(board=board, on_exit_event=stop_on(STOP_EVENTS),
                           max_ticks=args.max_ticks or m5.MaxTick)
     try:
@@ -181,13 +193,14 @@ def main(argv: list[str]) -> int:
     try:
         board, description = build(args)
     except (catalog.UnknownName, FeatureNotSupported, UnknownParameter,
-            BadSysRegTiming) as err:
+            BadSysRegTiming, BadMemorySize) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
     if getattr(args, "check", False):
         # Instantiating makes the C++ objects check their own parameters (a
         # BTB size that is not a power of two, say) without simulating.
-        set_workload(board, args.vmlinux, args.disk, args.bootloader, "", None)
+        set_workload(board, args.vmlinux, args.disk, args.bootloader, "", None,
+                     tuple(kernel_args(catalog.parse_features(args.features), args.memory)))
         Simulator(board=board)._instantiate()
         print("model ok")
         return EXIT_OK

@@ -1,14 +1,15 @@
 """Classic-cache hierarchy: private L1I, L1D and L2 per core, a shared L3.
 
 Page-table walks enter at the core's L2 bus, as they do on the A76/Neoverse
-cores, whose walkers look up the L2 (A76-TRM).
+cores, whose walkers look up the L2 (A76-TRM). With MTE, an ``MteTagTiming``
+(``hardening/mte_timing.py``) sits between the L3 and the memory bus.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from m5.objects import BadAddr, Cache, L2XBar, Port, SystemXBar
+from m5.objects import BadAddr, Cache, L2XBar, Port, SimObject, SystemXBar
 
 from gem5.components.boards.abstract_board import AbstractBoard
 from gem5.components.cachehierarchies.classic.abstract_classic_cache_hierarchy import (
@@ -16,13 +17,17 @@ from gem5.components.cachehierarchies.classic.abstract_classic_cache_hierarchy i
 )
 from gem5.utils.override import overrides
 
+from hardening.mte_timing import place_tag_carve_out
+
 
 class PrivateL1L2SharedL3(AbstractClassicCacheHierarchy):
     """Cache factories come from the core model, so every parameter lives there."""
 
     def __init__(self, num_cores: int, make_l1i: Callable[[], Cache],
                  make_l1d: Callable[[], Cache], make_l2: Callable[[], Cache],
-                 make_l3: Callable[[], Cache]) -> None:
+                 make_l3: Callable[[], Cache], mte_tags: SimObject | None = None) -> None:
+        """``mte_tags``: the ``MteTagTiming`` of ``mte_timing.make_mte_tag_timing``,
+        put between the L3 and the memory bus, or None (no MTE, or atomic)."""
         AbstractClassicCacheHierarchy.__init__(self)
         # Built here rather than when wired, so parameter overrides can reach them.
         self.l1i = [make_l1i() for _ in range(num_cores)]
@@ -34,6 +39,9 @@ class PrivateL1L2SharedL3(AbstractClassicCacheHierarchy):
         self.membus = SystemXBar(width=64)
         self.membus.badaddr_responder = BadAddr()
         self.membus.default = self.membus.badaddr_responder.pio
+        self._mte_tags = mte_tags
+        if mte_tags is not None:
+            self.mte_tags = mte_tags
 
     @overrides(AbstractClassicCacheHierarchy)
     def get_mem_side_port(self) -> Port:
@@ -50,7 +58,12 @@ class PrivateL1L2SharedL3(AbstractClassicCacheHierarchy):
             self.membus.mem_side_ports = port
 
         self.l3.cpu_side = self.l3bus.mem_side_ports
-        self.l3.mem_side = self.membus.cpu_side_ports
+        if self._mte_tags is not None:
+            place_tag_carve_out(self.mte_tags, int(board.mem_ranges[0].start))
+            self.l3.mem_side = self.mte_tags.cpu_side
+            self.mte_tags.mem_side = self.membus.cpu_side_ports
+        else:
+            self.l3.mem_side = self.membus.cpu_side_ports
 
         cores = board.get_processor().get_cores()
         assert len(cores) == len(self.l1i), "hierarchy built for another core count"
