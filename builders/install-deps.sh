@@ -15,9 +15,13 @@ PACKAGES=(
 	linux-source-6.12
 	# disk image
 	e2fsprogs dpkg-dev
-	# reference runs of the guest's MTE selftests on QEMU (-machine virt,mte=on)
-	qemu-system-arm
 )
+# Reference runs of the guest's MTE selftests (-machine virt,mte=on) need a
+# QEMU without issue 1416 (7.2 keeps one tag byte per page, so STG tags every
+# other granule of the page); Debian 12's own QEMU is 7.2, its backports have
+# a fixed one.
+QEMU_PACKAGE=qemu-system-arm
+QEMU_RELEASE=()
 
 die() { echo "make deps: error: $*" >&2; exit 1; }
 
@@ -34,10 +38,19 @@ missing=()
 for pkg in "${PACKAGES[@]}"; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
+need_backports=0
+if ! qemu-system-aarch64 --version 2>/dev/null | head -1 | grep -Eq 'version ([89]|[1-9][0-9])\.'; then
+	# shellcheck disable=SC1091
+	if [ "$(. /etc/os-release && echo "${VERSION_CODENAME:-}")" = bookworm ]; then
+		QEMU_RELEASE=(-t bookworm-backports)
+		[ -e /etc/apt/sources.list.d/bookworm-backports.sources ] || need_backports=1
+	fi
+	missing+=("$QEMU_PACKAGE")
+fi
 need_arm64=0
 dpkg --print-foreign-architectures | grep -qx arm64 || need_arm64=1
 
-if [ ${#missing[@]} -eq 0 ] && [ $need_arm64 -eq 0 ]; then
+if [ ${#missing[@]} -eq 0 ] && [ $need_arm64 -eq 0 ] && [ $need_backports -eq 0 ]; then
 	echo "make deps: system packages already installed"
 	exit 0
 fi
@@ -45,10 +58,24 @@ if [ $need_arm64 -eq 1 ]; then
 	echo "make deps: adding the arm64 architecture (for apt-get download of guest packages)"
 	"${SUDO[@]}" dpkg --add-architecture arm64
 fi
+if [ $need_backports -eq 1 ]; then
+	echo "make deps: adding bookworm-backports (for QEMU >= 8.0)"
+	printf '%s\n' "Types: deb" "URIs: http://deb.debian.org/debian" "Suites: bookworm-backports" \
+		"Components: main" "Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg" |
+		"${SUDO[@]}" tee /etc/apt/sources.list.d/bookworm-backports.sources >/dev/null
+fi
 echo "make deps: apt-get update"
 "${SUDO[@]}" apt-get update -qq
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "make deps: installing ${missing[*]}"
-	"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+	others=()
+	for pkg in "${missing[@]}"; do [ "$pkg" = "$QEMU_PACKAGE" ] || others+=("$pkg"); done
+	if [ ${#others[@]} -gt 0 ]; then
+		"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${others[@]}" >/dev/null
+	fi
+	if [ ${#others[@]} -ne ${#missing[@]} ]; then
+		"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			"${QEMU_RELEASE[@]}" "$QEMU_PACKAGE" >/dev/null
+	fi
 fi
 echo "make deps: done"

@@ -55,7 +55,20 @@ def qemu_version() -> str:
     except (OSError, subprocess.CalledProcessError) as err:
         raise QemuFailed(f"{QEMU} is not usable ({err}): run 'make deps' "
                          "(installs qemu-system-arm)") from err
-    return re.sub(r"^QEMU emulator version\s+", "", first)
+    version = re.sub(r"^QEMU emulator version\s+", "", first)
+    check_mte_reference(version)
+    return version
+
+
+def check_mte_reference(version: str) -> None:
+    """Refuse a QEMU whose MTE is known to be wrong."""
+    if re.match(r"7\.2\.", version):
+        raise QemuFailed(
+            f"{QEMU} {version} cannot be the MTE reference: QEMU 7.2 drops the page "
+            "offset when it locates allocation tags (QEMU issue 1416, fixed in 8.0), so "
+            "one STG tags every other granule of its page and out-of-bounds accesses "
+            "next to a tagged object never fault. Install QEMU >= 8.0: on Debian 12 "
+            "'make deps' takes it from bookworm-backports")
 
 
 def command(kernel_image: Path, image: Path, features: tuple[str, ...]) -> list[str]:

@@ -174,3 +174,11 @@ def test_only_cpu_keeps_one_cpu_type(tmp_path: Path) -> None:
     assert {r.cpu for r in spec.only_cpu(experiment, "atomic").runs} == {"atomic"}
     with pytest.raises(spec.BadExperiment, match="valid cpus: atomic, o3"):
         spec.only_cpu(experiment, "timing")
+
+
+def test_qemu_7_2_is_refused_as_the_mte_reference() -> None:
+    from experiments import qemu_reference
+
+    with pytest.raises(qemu_reference.QemuFailed, match="issue 1416"):
+        qemu_reference.check_mte_reference("7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)")
+    qemu_reference.check_mte_reference("10.0.2 (Debian 1:10.0.2+ds-2+deb13u1~bpo12+1)")

@@ -1,4 +1,4 @@
-"""Timing of MTE allocation-tag storage (gem5 patch 0010, ``MteTagTiming``).
+"""Timing of MTE allocation-tag storage (gem5 patches 0010 and 0012, ``MteTagTiming``).
 
 The allocation tags themselves live in gem5's functional tag store (patch
 0007); what a tag fetch costs is modelled between the shared L3 and the memory
@@ -30,6 +30,11 @@ picked per run with ``--param mte_tags.mode=...``:
     (``board.cache_hierarchy.mte_tags``), so they show in the memory
     controllers' statistics. Tag write-backs (STG and friends) are not
     modelled: tag writes stay functional and free.
+
+In both models a hardware prefetch is charged like a tag-checked miss when it
+reads one of the ``tagged_pages`` 4 KiB pages that recent tag-checked misses came
+from (gem5 patch 0012): the prefetcher's own request does not carry the MMU's
+mark, but a real core fetches the tags of every line of a Tagged page it reads.
 
 Default: ``tag_cache``. It is the layout that needs no special DRAM (an
 ordinary carve-out), it charges tag fetches as real memory traffic rather
@@ -112,6 +117,8 @@ def make_mte_tag_timing(features: tuple[str, ...] | list[str], detailed: bool,
         tag_cache_assoc=8,
         tag_cache_latency=2,
         max_tag_reads=16,
+        # Pages remembered for prefetches (assumed; 0 charges none).
+        tagged_pages=64,
     )
     tags._guest_bytes = guest_bytes(guest_memory)
     return tags
