@@ -63,6 +63,13 @@ COUNTERS: tuple[tuple[str, str, str], ...] = (
     ("l2_misses", "count", r"board\.cache_hierarchy\.l2\d*\.overallMisses::total"),
     ("dtlb_misses", "count", r"board\.processor\.cores\d*\.core\.mmu\.dtb\.(?:read|write)Misses"),
     ("itlb_misses", "count", r"board\.processor\.cores\d*\.core\.mmu\.itb\.instMisses"),
+    ("memory_reads", "count", r"board\.memory\.mem_ctrl\d*\.readReqs"),
+    # MTE runs on a detailed core (gem5 patches 0010/0012, MteTagTiming).
+    ("tag_checked_misses", "count", r"board\.cache_hierarchy\.mte_tags\.checkedMisses"),
+    ("tag_checked_prefetches", "count",
+     r"board\.cache_hierarchy\.mte_tags\.checkedPrefetches"),
+    ("tag_cache_misses", "count", r"board\.cache_hierarchy\.mte_tags\.tagCacheMisses"),
+    ("tag_reads", "count", r"board\.cache_hierarchy\.mte_tags\.tagReads"),
 )
 
 
