@@ -166,7 +166,9 @@ def check_models(builds: Builds, runs: list[RunSpec], jobs: int) -> None:
             run_gem5(builds, spec.variant, outdir, [
                 "measure", "--check", "--core", spec.core,
                 "--features", ",".join(spec.features), "--checkpoint", str(outdir),
-                "--script", str(script), *[a for p in spec.params for a in ("--param", p)]],
+                "--script", str(script), *[a for p in spec.params for a in ("--param", p)],
+            *(["--atomic-clock", spec.workload.atomic_clock]
+              if spec.cpu == "atomic" and spec.workload.atomic_clock else [])],
                 f"check {spec.label}")
         finally:
             shutil.rmtree(outdir, ignore_errors=True)
@@ -252,7 +254,9 @@ def run_one(builds: Builds, spec: RunSpec) -> cache.Entry:
             "--features", ",".join(spec.features),
             "--memory", spec.memory, "--cores", str(spec.cores),
             "--max-ticks", str(max_ticks), "--checkpoint", str(checkpoint.path / "cpt"),
-            "--script", str(script), *[a for p in spec.params for a in ("--param", p)]],
+            "--script", str(script), *[a for p in spec.params for a in ("--param", p)],
+            *(["--atomic-clock", spec.workload.atomic_clock]
+              if spec.cpu == "atomic" and spec.workload.atomic_clock else [])],
             spec.label)
         shutil.copy2(out / "m5out" / CONSOLE, out / "console.log")
         if spec.workload.kind == "selftests":

@@ -100,6 +100,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             p.add_argument("--cpu", choices=catalog.CPU_TYPES,
                            default="o3" if mode == "measure" else "atomic",
                            help="o3: the --core model with its caches; atomic: as the boot")
+            p.add_argument("--atomic-clock", default=BOOT_CLOCK,
+                           help="clock of the atomic CPU (--cpu atomic only): it only sets "
+                           "how many instructions a guest second holds, e.g. lower for a "
+                           "test that waits guest seconds while a kernel thread spins")
     return parser.parse_args(argv)
 
 
@@ -125,6 +129,9 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
     memory_size = memory_with_tag_carve_out(args.memory) if "mte" in features else args.memory
     mte_tags = make_mte_tag_timing(features, detailed, args.memory)
     if detailed:
+        if args.atomic_clock != BOOT_CLOCK:
+            raise UnknownParameter("--atomic-clock applies to --cpu atomic only (an o3 run "
+                                   "has its core model's clock)")
         processor = detailed_processor(model.make_cpu, args.cores)
         timing = model.sysreg_timing.overridden(sysreg_overrides)
         for core in processor.get_cores():
@@ -143,7 +150,7 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
             raise UnknownParameter("--param applies to detailed (o3) runs only")
         processor = atomic_processor(args.cores)
         hierarchy = NoCache()
-    clock = model.clock if model else BOOT_CLOCK
+    clock = model.clock if model else getattr(args, "atomic_clock", BOOT_CLOCK)
     memory = (model.make_memory if model else ddr4_single_channel)(memory_size)
     board = make_board(processor, hierarchy, memory, clock, release)
     description = {

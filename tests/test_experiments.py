@@ -182,3 +182,13 @@ def test_qemu_7_2_is_refused_as_the_mte_reference() -> None:
     with pytest.raises(qemu_reference.QemuFailed, match="issue 1416"):
         qemu_reference.check_mte_reference("7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)")
     qemu_reference.check_mte_reference("10.0.2 (Debian 1:10.0.2+ds-2+deb13u1~bpo12+1)")
+
+
+def test_atomic_clock_reaches_only_atomic_runs_and_keeps_other_keys() -> None:
+    experiment = spec.load("mte-selftests")
+    ksm = [r for r in experiment.runs if r.workload.name == "check_ksm_options"]
+    assert [r.cpu for r in ksm] == ["atomic"]
+    assert ksm[0].workload.atomic_clock == "100MHz"
+    assert ksm[0].as_dict()["workload"]["atomic_clock"] == "100MHz"
+    other = next(r for r in experiment.runs if r.workload.name == "check_prctl")
+    assert "atomic_clock" not in other.as_dict()["workload"]

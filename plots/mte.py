@@ -1,0 +1,85 @@
+"""Figure: what MTE tag checking costs, per core model and tag-storage timing.
+
+Reads results/mte.csv; writes plots/out/mte.{pdf,png,md}. Bars: ns per random
+object access (load the object's pointer, load from it, store to it) in each
+tag-check mode, for the two tag-storage timings of gem5-configs'
+``mte_timing.py``: ``with_data`` (tags travel with their line, +2 cycles per
+tag-checked miss) and ``tag_cache`` (a 32 KiB tag cache in front of a 1/32
+DRAM carve-out). The table adds the cost of tagging an object (IRG + 2 x ST2G)
+and the tag model's own counters. Neither Cortex-A76 nor Neoverse V2
+implements MTE, so no hardware numbers stand beside these.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from plots import style
+
+MODES = (("untagged", "no PROT_MTE"), ("none", "tagged,\nchecks off"), ("sync", "sync"),
+         ("async", "async"), ("asymm", "asymm"))
+TIMINGS = (("with_data", "tags with data (+2 cycles per checked miss)"),
+           ("tag_cache", "tag carve-out + 32 KiB tag cache"))
+TAG_STATS = ("tag_checked_misses", "tag_cache_misses")
+
+
+def timing_of(params: str) -> str:
+    for timing, _ in TIMINGS:
+        if f"mte_tags.mode={timing}" in params.split():
+            return timing
+    raise ValueError(f"no mte_tags.mode in params '{params}'")
+
+
+def ns(rows: pd.DataFrame, core: str, timing: str, workload: str) -> float:
+    match = rows[(rows["core"] == core) & (rows["timing"] == timing)
+                 & (rows["workload"] == workload) & (rows["metric"] == "ns_per_iteration")]
+    return float(match["value"].mean()) if len(match) else float("nan")
+
+
+def table(rows: pd.DataFrame) -> str:
+    lines = ["| core | tag timing | " + " | ".join(f"access, {m} (ns)" for m, _ in MODES)
+             + " | tag an object, none (ns) | tag, untagged loop (ns) |",
+             "|---|---|" + "---:|" * (len(MODES) + 2)]
+    for core in sorted(rows["core"].unique()):
+        for timing, label in TIMINGS:
+            cells = [f"{ns(rows, core, timing, f'access-{m}'):.2f}" for m, _ in MODES]
+            cells += [f"{ns(rows, core, timing, w):.2f}" for w in ("tag-none", "tag-untagged")]
+            lines.append(f"| {core} | {timing} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    frame = style.load_results("mte")
+    rows = frame.copy()
+    rows["value"] = pd.to_numeric(rows["value"], errors="coerce")
+    rows["timing"] = rows["params"].apply(timing_of)
+    cores = sorted(rows["core"].unique())
+
+    fig, _ = style.figure(width=style.FULL_WIDTH_IN, height=2.3)
+    fig.clf()
+    panels = fig.subplots(1, len(cores), squeeze=False)[0]
+    width = 0.8 / len(TIMINGS)
+    for ax, core in zip(panels, cores):
+        for i, (timing, label) in enumerate(TIMINGS):
+            values = [ns(rows, core, timing, f"access-{mode}") for mode, _ in MODES]
+            ax.bar([x + (i - (len(TIMINGS) - 1) / 2) * width for x in range(len(MODES))],
+                   values, width, color=style.PALETTE[i + 1], hatch=style.HATCHES[i + 1],
+                   edgecolor="black", linewidth=0.4, label=label)
+        ax.set_xticks(range(len(MODES)), [name for _, name in MODES])
+        ax.set_title(core, loc="left")
+    panels[0].set_ylabel("time per random object access (ns)")
+    fig.subplots_adjust(wspace=0.25, top=0.8, bottom=0.2)
+    handles, labels = panels[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(TIMINGS), frameon=False,
+               fontsize=6, bbox_to_anchor=(0.5, 1.0))
+    fig.text(0.5, -0.04, "Neither core implements MTE: model numbers only, no hardware "
+             "numbers to compare. 8 MiB of 64-byte objects, one random access each.",
+             ha="center", fontsize=6)
+    style.add_provenance(fig, rows, below=-0.1)
+    for path in style.save(fig, "mte"):
+        print(path.relative_to(style.REPO_ROOT))
+    print(style.save_table("mte", table(rows)).relative_to(style.REPO_ROOT))
+
+
+if __name__ == "__main__":
+    main()
