@@ -42,6 +42,14 @@ class Workload:
     # Atomic runs: the CPU clock after the restore ("": the boot's). It only sets
     # how many instructions a guest second holds.
     atomic_clock: str = ""
+    # Selftests ``kunit/<suite>``: run the suite again now, through its debugfs
+    # ``run`` file, and report that run (instead of the boot's).
+    kunit_rerun: bool = False
+
+
+# Workload fields added after runs were cached: left out of a run's key while
+# at their defaults, so that those runs keep their keys.
+LATER_WORKLOAD_FIELDS = {"atomic_clock": "", "kunit_rerun": False}
 
 
 @dataclass(frozen=True)
@@ -78,16 +86,22 @@ class RunSpec:
             limit = ([f"SELFTEST_TIMEOUT={self.workload.timeout_s}"]
                      if self.workload.timeout_s else [])
             command = " ".join([*limit, "run-selftest", *self.workload.args])
+            if self.workload.kunit_rerun:
+                suite = self.workload.args[0].removeprefix("kunit/")
+                # The write returns when the suite has run (in this context).
+                command = ("mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true; "
+                           f"echo run > /sys/kernel/debug/kunit/{suite}/run; {command}")
         else:
             command = " ".join([f"/bench/{self.workload.benchmark}", *self.workload.args])
         return f"set -e\necho 'run: {command}'\n{command}\n"
 
     def as_dict(self) -> dict[str, object]:
         data = asdict(self)
-        # Added after runs were cached: left out at its default, so that their
-        # keys (made from this dict) stay what they were.
-        if not self.workload.atomic_clock:
-            del data["workload"]["atomic_clock"]
+        workload = data["workload"]
+        assert isinstance(workload, dict)
+        for name, default in LATER_WORKLOAD_FIELDS.items():
+            if workload[name] == default:
+                del workload[name]
         return data
 
 
@@ -138,10 +152,15 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
         workloads = [Workload(w["name"], w.get("benchmark", data.get("benchmark", "")),
                               tuple(str(a) for a in w["args"]),
                               int(w["iterations"]) if kind == "benchmark" else 0, kind,
-                              int(w.get("timeout_s", 0)), str(w.get("atomic_clock", "")))
+                              int(w.get("timeout_s", 0)), str(w.get("atomic_clock", "")),
+                              bool(w.get("kunit_rerun", False)))
                      for w in data["workloads"]]
     except KeyError as err:
         raise BadExperiment(f"{path}: missing key {err}") from err
+    for w in workloads:
+        if w.kunit_rerun and not (w.kind == "selftests" and w.args[0].startswith("kunit/")):
+            raise BadExperiment(f"{path}: workload '{w.name}': kunit_rerun needs a "
+                                "selftests workload whose args start with kunit/<suite>")
     cpus = matrix.get("cpus", ["o3"])
     unknown_cpus = [c for c in cpus if c not in catalog.CPU_TYPES]
     if unknown_cpus:

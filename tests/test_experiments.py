@@ -192,3 +192,20 @@ def test_atomic_clock_reaches_only_atomic_runs_and_keeps_other_keys() -> None:
     assert ksm[0].as_dict()["workload"]["atomic_clock"] == "100MHz"
     other = next(r for r in experiment.runs if r.workload.name == "check_prctl")
     assert "atomic_clock" not in other.as_dict()["workload"]
+
+
+def test_kunit_rerun_runs_the_suite_before_reading_it() -> None:
+    experiment = spec.load("kasan")
+    rerun = [r for r in experiment.runs if r.workload.kunit_rerun]
+    assert {r.cpu for r in rerun} == {"atomic", "o3"}
+    script = rerun[0].guest_script().splitlines()[-1]
+    assert script.index("/sys/kernel/debug/kunit/kasan/run") < script.index("run-selftest")
+    assert not [r for r in experiment.runs if r.cpu == "o3" and r.workload.name == "kunit-kasan"]
+
+
+def test_kunit_rerun_needs_a_kunit_workload(tmp_path: Path) -> None:
+    (tmp_path / "bad.toml").write_text(
+        'kind = "selftests"\n[matrix]\ncores = ["cortex-a76"]\nvariants = ["baseline"]\n'
+        '[[workloads]]\nname = "x"\nargs = ["arm64/mte/check_prctl"]\nkunit_rerun = true\n')
+    with pytest.raises(spec.BadExperiment, match="kunit_rerun"):
+        spec.load("bad", tmp_path)
