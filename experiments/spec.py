@@ -114,7 +114,7 @@ class Experiment:
     kind: str = "benchmark"
 
 
-EXCLUDE_KEYS = ("cpu", "core", "variant", "workload")
+EXCLUDE_KEYS = ("cpu", "core", "variant", "workload", "params")
 
 
 def _exclusion(path: Path, entry: dict[str, object]) -> dict[str, str]:
@@ -124,12 +124,14 @@ def _exclusion(path: Path, entry: dict[str, object]) -> dict[str, str]:
     if unknown or not entry:
         raise BadExperiment(f"{path}: [[exclude]] keys must be among "
                             f"{', '.join(EXCLUDE_KEYS)} (got {', '.join(unknown) or 'none'})")
-    return {k: str(v) for k, v in entry.items()}
+    # params: the matrix entry's list of overrides, matched as a whole.
+    return {k: " ".join(map(str, v)) if isinstance(v, list) else str(v)
+            for k, v in entry.items()}
 
 
 def _matches(run: RunSpec, exclusion: dict[str, str]) -> bool:
     values = {"cpu": run.cpu, "core": run.core, "variant": run.variant,
-              "workload": run.workload.name}
+              "workload": run.workload.name, "params": " ".join(run.params)}
     return all(values[k] == v for k, v in exclusion.items())
 
 
