@@ -90,8 +90,9 @@ class Entry:
         The manifest records the inputs so that every output says what made it.
         """
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        for stale in self.path.parent.glob(f".{self.key}.partial-*"):
-            # Left by a build that was killed; its process is gone.
+        for stale in self.path.parent.glob(".*.partial-*"):
+            # Left by a build or run that was killed (of any key); its process
+            # is gone.
             if not _process_alive(int(stale.name.rsplit("-", 1)[1])):
                 shutil.rmtree(stale, ignore_errors=True)
         scratch = self.path.parent / f".{self.key}.partial-{os.getpid()}"
