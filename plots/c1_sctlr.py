@@ -123,9 +123,7 @@ def main() -> None:
                frameon=False, fontsize=6)
     fig.subplots_adjust(wspace=0.3)
     style.add_provenance(fig, frame, below=-0.2)
-    for path in style.save(fig, "c1_sctlr"):
-        print(path.relative_to(style.REPO_ROOT))
-    print(style.save_table("c1_sctlr", table(sim, published)).relative_to(style.REPO_ROOT))
+    style.publish(fig, "c1_sctlr", table(sim, published))
 
 
 if __name__ == "__main__":

@@ -77,8 +77,7 @@ def main() -> None:
     ax.set_ylim(low, high + (high - low) * 0.6)
     ax.legend(loc="upper left", frameon=False, fontsize=5.5)
     style.add_provenance(fig, pd.concat([rows, c1]), below=-0.12)
-    for path in style.save(fig, "c1_sctlr_sweep"):
-        print(path.relative_to(style.REPO_ROOT))
+    style.publish(fig, "c1_sctlr_sweep")
 
 
 if __name__ == "__main__":

@@ -159,10 +159,7 @@ def main() -> None:
     bars.legend(frameon=False, fontsize=6)
     bars.set_title("(b) simulated vs published", loc="left")
     style.add_provenance(fig, frame)
-    for path in style.save(fig, "core_validation"):
-        print(path.relative_to(style.REPO_ROOT))
-    print(style.save_table("core_validation", markdown_table(table))
-          .relative_to(style.REPO_ROOT))
+    style.publish(fig, "core_validation", markdown_table(table))
 
 
 if __name__ == "__main__":

@@ -91,16 +91,12 @@ def main() -> None:
         ax.set_title(core, loc="left")
     panels[0].set_ylabel("time per random object access (ns)")
     fig.subplots_adjust(wspace=0.25, top=0.8, bottom=0.2)
-    handles, labels = panels[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=len(TIMINGS), frameon=False,
-               fontsize=6, bbox_to_anchor=(0.5, 1.0))
+    style.legend_on_top(fig, panels[0], len(TIMINGS))
     fig.text(0.5, -0.04, "Neither core implements MTE: model numbers only, no hardware "
              "numbers to compare. 4 MiB of 64-byte objects, one random access each.",
              ha="center", fontsize=6)
     style.add_provenance(fig, rows, below=-0.1)
-    for path in style.save(fig, "mte"):
-        print(path.relative_to(style.REPO_ROOT))
-    print(style.save_table("mte", table(rows)).relative_to(style.REPO_ROOT))
+    style.publish(fig, "mte", table(rows))
 
 
 if __name__ == "__main__":

@@ -59,15 +59,11 @@ def main() -> None:
         ax.set_title(title.replace("\n", " "), loc="left")
     panels[0].set_ylabel("time per operation (ns)")
     fig.subplots_adjust(wspace=0.3, top=0.78)
-    handles, labels = panels[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=len(TIMINGS), frameon=False,
-               fontsize=6, bbox_to_anchor=(0.5, 1.0))
+    style.legend_on_top(fig, panels[0], len(TIMINGS))
     fig.text(0.5, -0.02, "No core ships FEAT_S1POE: no hardware numbers exist to compare.",
              ha="center", fontsize=6)
     style.add_provenance(fig, rows, below=-0.08)
-    for path in style.save(fig, "poe"):
-        print(path.relative_to(style.REPO_ROOT))
-    print(style.save_table("poe", table(rows)).relative_to(style.REPO_ROOT))
+    style.publish(fig, "poe", table(rows))
 
 
 if __name__ == "__main__":

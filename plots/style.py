@@ -104,3 +104,18 @@ def save(fig: plt.Figure, name: str) -> list[Path]:
         written.append(path)
     plt.close(fig)
     return written
+
+
+def legend_on_top(fig: plt.Figure, axes: plt.Axes, columns: int) -> None:
+    """One legend for the whole figure, above its panels (from ``axes``' bars)."""
+    handles, labels = axes.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=columns, frameon=False,
+               fontsize=6, bbox_to_anchor=(0.5, 1.0))
+
+
+def publish(fig: plt.Figure, name: str, table: str | None = None) -> None:
+    """Write the figure (PDF, PNG) and its markdown table, printing each path."""
+    for path in save(fig, name):
+        print(path.relative_to(REPO_ROOT))
+    if table is not None:
+        print(save_table(name, table).relative_to(REPO_ROOT))

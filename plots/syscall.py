@@ -46,8 +46,7 @@ def main() -> None:
     ax.legend(loc="upper left", frameon=False, fontsize=6)
     ax.set_title("Cortex-A76 model, baseline Linux 6.12", loc="left")
     style.add_provenance(fig, data)
-    for path in style.save(fig, "syscall"):
-        print(path.relative_to(style.REPO_ROOT))
+    style.publish(fig, "syscall")
 
 
 if __name__ == "__main__":
