@@ -8,6 +8,7 @@ interrupted build never leaves a half-written entry that later looks like a hit.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import fcntl
 import hashlib
@@ -15,7 +16,7 @@ import json
 import logging
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,10 +44,35 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def tree_digest(root: Path, exclude: tuple[str, ...] = ()) -> str:
-    """sha256 over every file's relative path and contents below ``root``
-    (Python bytecode caches excluded: they are not inputs), leaving out paths
-    that start with any of ``exclude`` (relative, POSIX style)."""
+def _without_docstrings(tree: ast.AST) -> ast.AST:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)):
+                node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def code_digest(path: Path) -> str:
+    """sha256 of what a file computes: for Python, its syntax tree without
+    docstrings, comments or layout (so editing documentation keeps the
+    simulations cached; the tree's form is the host Python's); other files,
+    their bytes."""
+    if path.suffix != ".py":
+        return file_digest(path)
+    try:
+        tree = ast.parse(path.read_bytes(), filename=str(path))
+    except SyntaxError:
+        return file_digest(path)
+    return hashlib.sha256(ast.dump(_without_docstrings(tree)).encode()).hexdigest()
+
+
+def tree_digest(root: Path, exclude: tuple[str, ...] = (),
+                content: Callable[[Path], str] = file_digest) -> str:
+    """sha256 over every file's relative path and ``content`` digest below
+    ``root`` (Python bytecode caches excluded: they are not inputs), leaving
+    out paths that start with any of ``exclude`` (relative, POSIX style)."""
     digest = hashlib.sha256()
     files = (p for p in root.rglob("*")
              if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
@@ -54,7 +80,7 @@ def tree_digest(root: Path, exclude: tuple[str, ...] = ()) -> str:
     for path in sorted(files):
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(b"\0")
-        digest.update(file_digest(path).encode())
+        digest.update(content(path).encode())
         digest.update(b"\n")
     return digest.hexdigest()
 

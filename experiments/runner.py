@@ -77,13 +77,15 @@ class Builds:
         }
 
 
-# Documentation does not change what a run computes.
+# Documentation (this file, docstrings, comments) does not change what a run
+# computes, so it does not change the runs' keys.
 DOCS = ("README.md",)
 
 
 def configs_digests() -> dict[str, str]:
-    return {"configs_digest": cache.tree_digest(CONFIGS, DOCS),
-            "boot_configs_digest": cache.tree_digest(CONFIGS, NOT_USED_BY_BOOT + DOCS)}
+    return {"configs_digest": cache.tree_digest(CONFIGS, DOCS, cache.code_digest),
+            "boot_configs_digest": cache.tree_digest(CONFIGS, NOT_USED_BY_BOOT + DOCS,
+                                                     cache.code_digest)}
 
 
 def ensure_builds(variants: list[str], jobs: int) -> Builds:
@@ -215,10 +217,11 @@ def ensure_checkpoint(builds: Builds, spec: RunSpec) -> cache.Entry:
     return entry
 
 
-def run_key_inputs(builds: Builds, spec: RunSpec, checkpoint: cache.Entry) -> dict:
+def run_key_inputs(builds: Builds, spec: RunSpec, checkpoint: cache.Entry | None) -> dict:
     return {"spec": spec.as_dict(), "gem5": builds.gem5.key,
             "kernel": builds.kernels[spec.variant].key, "disk": builds.disk.key,
-            "configs": builds.configs_digest, "checkpoint": checkpoint.key}
+            "configs": builds.configs_digest,
+            "checkpoint": checkpoint.key if checkpoint is not None else None}
 
 
 OPS_LINE = re.compile(r"\bops=(\d+)\b")
@@ -233,12 +236,29 @@ def measured_operations(console: str, spec: RunSpec) -> int:
 
 def run_done(builds: Builds, spec: RunSpec) -> bool:
     """Whether this run's outputs are cached (without booting for its checkpoint)."""
-    checkpoint = cache.entry("checkpoints", checkpoint_inputs(builds, spec))
+    checkpoint = (None if spec.workload.from_reset
+                  else cache.entry("checkpoints", checkpoint_inputs(builds, spec)))
     return cache.entry("runs", run_key_inputs(builds, spec, checkpoint)).exists()
 
 
+def simulation_args(spec: RunSpec, checkpoint: cache.Entry | None, script: Path) -> list[str]:
+    """run.py's arguments: restore the boot checkpoint, or (``from_reset``)
+    boot on the run's own CPU with the boot's kernel arguments."""
+    start = (["direct", *[a for k in spec.kernel_args for a in ("--kernel-arg", k)]]
+             if checkpoint is None else ["measure", "--checkpoint", str(checkpoint.path / "cpt")])
+    return [
+        *start, "--cpu", spec.cpu, "--core", spec.core,
+        "--architecture", catalog.architecture_of(spec.core),
+        "--features", ",".join(spec.features),
+        "--memory", spec.memory, "--cores", str(spec.cores),
+        "--max-ticks", str(int(spec.max_ms * 1e9)),
+        "--script", str(script), *[a for p in spec.params for a in ("--param", p)],
+        *(["--atomic-clock", spec.workload.atomic_clock]
+          if spec.cpu == "atomic" and spec.workload.atomic_clock else [])]
+
+
 def run_one(builds: Builds, spec: RunSpec) -> cache.Entry:
-    checkpoint = ensure_checkpoint(builds, spec)
+    checkpoint = None if spec.workload.from_reset else ensure_checkpoint(builds, spec)
     inputs = run_key_inputs(builds, spec, checkpoint)
     entry = cache.entry("runs", inputs)
     if entry.exists():
@@ -247,17 +267,10 @@ def run_one(builds: Builds, spec: RunSpec) -> cache.Entry:
         (out / "spec.json").write_text(json.dumps(spec.as_dict(), indent=2) + "\n")
         script = out / "guest-script.sh"
         script.write_text(spec.guest_script())
-        max_ticks = int(spec.max_ms * 1e9)
-        seconds = run_gem5(builds, spec.variant, out / "m5out", [
-            "measure", "--cpu", spec.cpu, "--core", spec.core,
-            "--architecture", catalog.architecture_of(spec.core),
-            "--features", ",".join(spec.features),
-            "--memory", spec.memory, "--cores", str(spec.cores),
-            "--max-ticks", str(max_ticks), "--checkpoint", str(checkpoint.path / "cpt"),
-            "--script", str(script), *[a for p in spec.params for a in ("--param", p)],
-            *(["--atomic-clock", spec.workload.atomic_clock]
-              if spec.cpu == "atomic" and spec.workload.atomic_clock else [])],
-            spec.label)
+        if checkpoint is None:
+            log.info("%s: booting from reset on this CPU (no checkpoint)", spec.label)
+        seconds = run_gem5(builds, spec.variant, out / "m5out",
+                           simulation_args(spec, checkpoint, script), spec.label)
         shutil.copy2(out / "m5out" / CONSOLE, out / "console.log")
         if spec.workload.kind == "selftests":
             write_selftest_result(out, spec, seconds, builds)
@@ -349,7 +362,7 @@ def run_experiment(experiment: Experiment, jobs: int, results_dir: Path) -> Path
         check_models(builds, pending, jobs)
     # Checkpoints first, one per boot configuration, so parallel runs share them.
     boots = {(r.variant, catalog.architecture_of(r.core), r.features, r.memory, r.cores,
-              r.kernel_args): r for r in runs}
+              r.kernel_args): r for r in runs if not r.workload.from_reset}
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for future in as_completed([pool.submit(ensure_checkpoint, builds, r)
                                     for r in boots.values()]):

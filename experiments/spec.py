@@ -45,11 +45,14 @@ class Workload:
     # Selftests ``kunit/<suite>``: run the suite again now, through its debugfs
     # ``run`` file, and report that run (instead of the boot's).
     kunit_rerun: bool = False
+    # Boot on the run's own CPU and run the script, with no checkpoint: on O3
+    # the detailed core makes everything the boot does (e.g. KUnit suites).
+    from_reset: bool = False
 
 
 # Workload fields added after runs were cached: left out of a run's key while
 # at their defaults, so that those runs keep their keys.
-LATER_WORKLOAD_FIELDS = {"atomic_clock": "", "kunit_rerun": False}
+LATER_WORKLOAD_FIELDS = {"atomic_clock": "", "kunit_rerun": False, "from_reset": False}
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,8 @@ class RunSpec:
         features = "+".join(self.features) or "none"
         params = (" " + " ".join(self.params)) if self.params else ""
         where = self.core if self.cpu == "o3" else self.cpu
-        return (f"{where} {self.variant}{self.cmdline_label} [{features}] "
+        reset = " (from reset)" if self.workload.from_reset else ""
+        return (f"{where}{reset} {self.variant}{self.cmdline_label} [{features}] "
                 f"{self.workload.name}{params}")
 
     @property
@@ -155,7 +159,8 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
                               tuple(str(a) for a in w["args"]),
                               int(w["iterations"]) if kind == "benchmark" else 0, kind,
                               int(w.get("timeout_s", 0)), str(w.get("atomic_clock", "")),
-                              bool(w.get("kunit_rerun", False)))
+                              bool(w.get("kunit_rerun", False)),
+                              bool(w.get("from_reset", False)))
                      for w in data["workloads"]]
     except KeyError as err:
         raise BadExperiment(f"{path}: missing key {err}") from err

@@ -1,8 +1,8 @@
 """Tables: verdict of every kernel selftest run in the guest, per CPU model.
 
-Reads results/poe-selftests.csv, results/mte-selftests.csv and
-results/kasan.csv (whichever exist), and results/<name>-qemu.csv when the
-same tests also ran on QEMU; writes plots/out/<name>.md with one row per test
+Reads results/poe-selftests.csv, results/mte-selftests.csv, results/kasan.csv
+and results/kasan-boot.csv (whichever exist), and results/<name>-qemu.csv when
+the same tests also ran on QEMU; writes plots/out/<name>.md with one row per test
 and one column per CPU (atomic, or the O3 core model, then QEMU), each cell
 the verdict and the subtest counts (passed/failed/skipped).
 """
@@ -13,7 +13,7 @@ import pandas as pd
 
 from plots import style
 
-EXPERIMENTS = ("poe-selftests", "mte-selftests", "kasan")
+EXPERIMENTS = ("poe-selftests", "mte-selftests", "kasan", "kasan-boot")
 
 
 def cell(run: pd.DataFrame) -> str:

@@ -95,3 +95,22 @@ def test_tree_digest_can_leave_out_paths(tmp_path: Path) -> None:
     (tmp_path / "cores" / "a76.py").write_text("c")
     assert cache.tree_digest(tmp_path, ("cores/",)) == before
     assert cache.tree_digest(tmp_path) != before
+
+
+def test_code_digest_ignores_documentation_but_not_code(tmp_path: Path) -> None:
+    source = tmp_path / "model.py"
+    source.write_text('"""A model."""\n\n\ndef size() -> int:\n    """Bytes."""\n    return 4  # L1\n')
+    before = cache.code_digest(source)
+    source.write_text('"""A model (source: TRM)."""\ndef size() -> int:\n'
+                      '    """Bytes, from the TRM."""\n    return 4\n')
+    assert cache.code_digest(source) == before
+    source.write_text('"""A model."""\ndef size() -> int:\n    return 8\n')
+    assert cache.code_digest(source) != before
+
+
+def test_code_digest_reads_other_files_as_bytes(tmp_path: Path) -> None:
+    data = tmp_path / "table.toml"
+    data.write_text("a = 1\n")
+    before = cache.code_digest(data)
+    data.write_text("a = 1 # note\n")
+    assert cache.code_digest(data) != before

@@ -209,3 +209,31 @@ def test_kunit_rerun_needs_a_kunit_workload(tmp_path: Path) -> None:
         '[[workloads]]\nname = "x"\nargs = ["arm64/mte/check_prctl"]\nkunit_rerun = true\n')
     with pytest.raises(spec.BadExperiment, match="kunit_rerun"):
         spec.load("bad", tmp_path)
+
+
+def test_from_reset_boots_on_its_own_cpu_with_the_boot_arguments(tmp_path: Path) -> None:
+    from experiments import runner
+
+    experiment = spec.load("kasan-boot")
+    o3 = [r for r in experiment.runs if r.cpu == "o3"]
+    assert len(o3) == 3 and all(r.workload.from_reset for r in experiment.runs)
+    args = runner.simulation_args(o3[0], None, tmp_path / "script.sh")
+    assert args[0] == "direct" and "--checkpoint" not in args
+    assert args[args.index("--cpu") + 1] == "o3"
+    given = [args[i + 1] for i, a in enumerate(args) if a == "--kernel-arg"]
+    assert given == list(o3[0].kernel_args)
+    assert o3[0].as_dict()["workload"]["from_reset"] is True
+
+
+def test_restored_runs_keep_their_arguments_and_keys() -> None:
+    from experiments import runner
+
+    run = next(r for r in spec.load("kasan").runs if r.cpu == "o3")
+    assert "from_reset" not in run.as_dict()["workload"]
+
+    class Checkpoint:
+        path = Path("cpt-root")
+
+    args = runner.simulation_args(run, Checkpoint(), Path("script.sh"))  # type: ignore[arg-type]
+    assert args[:3] == ["measure", "--checkpoint", str(Path("cpt-root") / "cpt")]
+    assert "--kernel-arg" not in args
