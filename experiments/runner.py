@@ -310,6 +310,12 @@ def write_selftest_result(out: Path, spec: RunSpec, seconds: float, builds: Buil
                {"name": "subtests_passed", "value": v.passed, "unit": "count"},
                {"name": "subtests_failed", "value": v.failed, "unit": "count"},
                {"name": "subtests_skipped", "value": v.skipped, "unit": "count"}]
+    # The whole simulation (from reset: the boot too), for how long such a run is.
+    dumps = stats.read_dumps(out / "m5out" / "stats.txt")
+    if dumps:
+        metrics += [{"name": "sim_instructions", "value": int(dumps[-1]["simInsts"]),
+                     "unit": "instructions"},
+                    {"name": "sim_seconds", "value": dumps[-1]["simSeconds"], "unit": "s"}]
     (out / "result.json").write_text(json.dumps({
         "metrics": metrics,
         "host_seconds": round(seconds, 1),
