@@ -62,10 +62,11 @@ ifeq ($(EXPERIMENTS),all)
 	@$(MAKE) --no-print-directory qemu-reference
 endif
 
-# The MTE selftests once more on QEMU (-machine virt,mte=on -cpu max), to set
-# gem5's verdicts beside an independent implementation's.
+# The MTE selftests and the KASAN boots once more on QEMU (-machine
+# virt,mte=on -cpu max), to set gem5's verdicts beside an independent
+# implementation's.
 qemu-reference: venv
-	@$(PY) -m experiments.qemu_reference mte-selftests
+	@$(PY) -m experiments.qemu_reference mte-selftests kasan-boot
 
 figures: venv
 	@for figure in $(FIGURES); do $(PY) -m plots.$$figure || exit 1; done

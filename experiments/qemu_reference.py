@@ -39,8 +39,8 @@ TIMEOUT_SECONDS = 1200
 KERNEL_ARGS = ("console=ttyAMA0", "root=/dev/vda", "rw", "norandmaps")
 # No gem5 columns: gem5 takes no part in these runs; the guest is named as in
 # gem5's results.
-CSV_COLUMNS = ("experiment", "emulator", "variant", "features", "workload", "metric", "value",
-               "unit", "qemu_version", "kernel_variant", "kernel_source", "kernel_build",
+CSV_COLUMNS = ("experiment", "emulator", "variant", "kernel_args", "features", "workload",
+               "metric", "value", "unit", "qemu_version", "kernel_variant", "kernel_source", "kernel_build",
                "disk_build")
 
 
@@ -71,11 +71,14 @@ def check_mte_reference(version: str) -> None:
             "'make deps' takes it from bookworm-backports")
 
 
-def command(kernel_image: Path, image: Path, features: tuple[str, ...]) -> list[str]:
+def command(kernel_image: Path, image: Path, features: tuple[str, ...],
+            kernel_args: tuple[str, ...] = (), memory: str = "1GiB") -> list[str]:
     machine = ",".join(["virt", "gic-version=3",
                         *(MACHINE_OPTIONS[f] for f in features if f in MACHINE_OPTIONS)])
-    return [QEMU, "-machine", machine, "-cpu", "max", "-smp", "1", "-m", "1G", "-nographic",
-            "-no-reboot", "-kernel", str(kernel_image), "-append", " ".join(KERNEL_ARGS),
+    return [QEMU, "-machine", machine, "-cpu", "max", "-smp", "1",
+            # QEMU spells 256MiB as 256M.
+            "-m", memory.removesuffix("iB"), "-nographic", "-no-reboot",
+            "-kernel", str(kernel_image), "-append", " ".join((*KERNEL_ARGS, *kernel_args)),
             # snapshot: the cached image is never written.
             "-drive", f"file={image},format=raw,if=none,id=root,snapshot=on",
             "-device", "virtio-blk-pci,drive=root"]
@@ -139,25 +142,26 @@ def reference(name: str, results_dir: Path, jobs: int) -> Path:
     groups: dict[tuple, list[spec.RunSpec]] = {}
     for run in experiment.runs:
         if run.cpu == "atomic" or all(r.cpu != "atomic" for r in experiment.runs):
-            groups.setdefault((run.variant, run.features, run.kernel_args), []).append(run)
+            groups.setdefault((run.variant, run.features, run.kernel_args, run.memory),
+                              []).append(run)
     version = qemu_version()
     builds = runner.ensure_builds(sorted({k[0] for k in groups}), jobs)
     rows: list[dict[str, object]] = []
-    for (variant, features, kernel_args), runs in groups.items():
-        if kernel_args:
-            raise spec.BadExperiment(f"{name}: kernel_args are not passed to QEMU yet")
+    for (variant, features, kernel_args, memory), runs in groups.items():
         # The command each run's guest script ends with, timeout included.
         commands = {r.workload: r.guest_script().splitlines()[-1] for r in runs}
         workloads = list(commands)
         kernel_image = builds.kernels[variant].path / "Image"
         image = builds.disk.path / disk.IMAGE_NAME
         # The console is evidence, not a result: it stays in the build cache.
-        console_path = cache.cache_root() / "qemu-reference" / f"{name}-{variant}.console.log"
+        cmdline = f"-{cache.key_of({'kernel_args': list(kernel_args)})}" if kernel_args else ""
+        console_path = (cache.cache_root() / "qemu-reference"
+                        / f"{name}-{variant}{cmdline}.console.log")
         console_path.parent.mkdir(parents=True, exist_ok=True)
         results_dir.mkdir(parents=True, exist_ok=True)
-        log.info("%s on QEMU (%s): %s [%s], %d tests; console: %s", name, version, variant,
-                 "+".join(features), len(workloads), console_path)
-        console = run_guest(command(kernel_image, image, features),
+        log.info("%s on QEMU (%s): %s%s [%s], %d tests; console: %s", name, version, variant,
+                 runs[0].cmdline_label, "+".join(features), len(workloads), console_path)
+        console = run_guest(command(kernel_image, image, features, kernel_args, memory),
                             list(commands.values()),
                             console_path)
         verdicts = {v.test: v for v in selftests.parse(console)}
@@ -166,6 +170,7 @@ def reference(name: str, results_dir: Path, jobs: int) -> Path:
             if verdict is None:
                 raise QemuFailed(f"no verdict for {workload.args[0]} in {console_path}")
             common = {"experiment": name, "emulator": "qemu", "variant": variant,
+                      "kernel_args": " ".join(kernel_args),
                       "features": "+".join(features) or "none", "workload": workload.name,
                       "qemu_version": version,
                       **{k: v for k, v in builds.provenance(variant).items()

@@ -28,7 +28,9 @@ def table(frame: pd.DataFrame, qemu: pd.DataFrame | None = None) -> str:
         + (f" {r['kernel_args']}" if r.get("kernel_args") else ""), axis=1))
     columns = sorted(frame["where"].unique(), key=lambda w: (not w.startswith("atomic"), w))
     if qemu is not None:
-        qemu = qemu.assign(where="QEMU " + qemu["qemu_version"].str.split().str[0])
+        qemu = qemu.assign(where=qemu.apply(
+            lambda r: f"QEMU {r['qemu_version'].split()[0]}"
+            + (f" {r['kernel_args']}" if r.get("kernel_args") else ""), axis=1))
         columns += sorted(qemu["where"].unique())
         frame = pd.concat([frame, qemu], ignore_index=True)
     lines = ["| selftest | " + " | ".join(columns) + " |",

@@ -165,6 +165,10 @@ def test_qemu_reference_boots_the_same_kernel_and_disk_with_mte() -> None:
     assert argv[argv.index("-machine") + 1] == "virt,gic-version=3,mte=on"
     assert argv[argv.index("-kernel") + 1] == "/k/Image"
     assert any("file=/d/rootfs.ext4" in a and "snapshot=on" in a for a in argv)
+    booted = qemu_reference.command(Path("/k/Image"), Path("/d/rootfs.ext4"), ("mte",),
+                                    ("kasan=on", "kasan.mode=async"), "256MiB")
+    assert booted[booted.index("-append") + 1].endswith(" kasan=on kasan.mode=async")
+    assert booted[booted.index("-m") + 1] == "256M"
 
 
 def test_only_cpu_keeps_one_cpu_type(tmp_path: Path) -> None:
