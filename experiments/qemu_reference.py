@@ -3,8 +3,9 @@
 ``python -m experiments.qemu_reference mte-selftests`` boots the same kernel
 variant and the same disk image on ``qemu-system-aarch64 -machine virt,mte=on
 -cpu max`` (Debian's QEMU), runs every selftest of the experiment in one
-boot, and writes ``results/<experiment>-qemu.csv``: one row per (test,
-metric) like the gem5 results, with QEMU's version as the provenance. The
+boot (``qemu_boots`` boots, where verdicts vary from boot to boot), and writes
+``results/<experiment>-qemu.csv``: one row per (boot, test, metric) like the
+gem5 results, with QEMU's version as the provenance. The
 figure script puts both verdicts side by side.
 
 The guest's init asks gem5 for its script with ``m5 readfile``; under QEMU
@@ -39,8 +40,8 @@ TIMEOUT_SECONDS = 1200
 KERNEL_ARGS = ("console=ttyAMA0", "root=/dev/vda", "rw", "norandmaps")
 # No gem5 columns: gem5 takes no part in these runs; the guest is named as in
 # gem5's results.
-CSV_COLUMNS = ("experiment", "emulator", "variant", "kernel_args", "features", "workload",
-               "metric", "value", "unit", "qemu_version", "kernel_variant", "kernel_source", "kernel_build",
+CSV_COLUMNS = ("experiment", "emulator", "boot", "variant", "kernel_args", "features",
+               "workload", "metric", "value", "unit", "qemu_version", "kernel_variant", "kernel_source", "kernel_build",
                "disk_build")
 
 
@@ -155,33 +156,36 @@ def reference(name: str, results_dir: Path, jobs: int) -> Path:
         image = builds.disk.path / disk.IMAGE_NAME
         # The console is evidence, not a result: it stays in the build cache.
         cmdline = f"-{cache.key_of({'kernel_args': list(kernel_args)})}" if kernel_args else ""
-        console_path = (cache.cache_root() / "qemu-reference"
-                        / f"{name}-{variant}{cmdline}.console.log")
-        console_path.parent.mkdir(parents=True, exist_ok=True)
         results_dir.mkdir(parents=True, exist_ok=True)
-        log.info("%s on QEMU (%s): %s%s [%s], %d tests; console: %s", name, version, variant,
-                 runs[0].cmdline_label, "+".join(features), len(workloads), console_path)
-        console = run_guest(command(kernel_image, image, features, kernel_args, memory),
-                            list(commands.values()),
-                            console_path)
-        verdicts = {v.test: v for v in selftests.parse(console)}
-        for workload in workloads:
-            verdict = verdicts.get(workload.args[0])
-            if verdict is None:
-                raise QemuFailed(f"no verdict for {workload.args[0]} in {console_path}")
-            common = {"experiment": name, "emulator": "qemu", "variant": variant,
-                      "kernel_args": " ".join(kernel_args),
-                      "features": "+".join(features) or "none", "workload": workload.name,
-                      "qemu_version": version,
-                      **{k: v for k, v in builds.provenance(variant).items()
-                         if k in CSV_COLUMNS}}
-            rows += [{**common, "metric": metric, "value": value, "unit": unit}
-                     for metric, value, unit in (
-                         ("verdict", verdict.verdict, ""),
-                         ("exit_status", verdict.status, ""),
-                         ("subtests_passed", verdict.passed, "count"),
-                         ("subtests_failed", verdict.failed, "count"),
-                         ("subtests_skipped", verdict.skipped, "count"))]
+        for boot in range(1, experiment.qemu_boots + 1):
+            numbered = f"-boot{boot}" if experiment.qemu_boots > 1 else ""
+            console_path = (cache.cache_root() / "qemu-reference"
+                            / f"{name}-{variant}{cmdline}{numbered}.console.log")
+            console_path.parent.mkdir(parents=True, exist_ok=True)
+            log.info("%s on QEMU (%s): %s%s [%s], %d tests, boot %d of %d; console: %s", name,
+                     version, variant, runs[0].cmdline_label, "+".join(features),
+                     len(workloads), boot, experiment.qemu_boots, console_path)
+            console = run_guest(command(kernel_image, image, features, kernel_args, memory),
+                                list(commands.values()), console_path)
+            verdicts = {v.test: v for v in selftests.parse(console)}
+            for workload in workloads:
+                verdict = verdicts.get(workload.args[0])
+                if verdict is None:
+                    raise QemuFailed(f"no verdict for {workload.args[0]} in {console_path}")
+                common = {"experiment": name, "emulator": "qemu", "boot": boot,
+                          "variant": variant, "kernel_args": " ".join(kernel_args),
+                          "features": "+".join(features) or "none", "workload": workload.name,
+                          "qemu_version": version,
+                          **{k: v for k, v in builds.provenance(variant).items()
+                             if k in CSV_COLUMNS}}
+                rows += [{**common, "metric": metric, "value": value, "unit": unit}
+                         for metric, value, unit in (
+                             ("verdict", verdict.verdict, ""),
+                             ("exit_status", verdict.status, ""),
+                             ("subtests_passed", verdict.passed, "count"),
+                             ("subtests_failed", verdict.failed, "count"),
+                             ("subtests_skipped", verdict.skipped, "count"),
+                             ("failed_cases", ";".join(verdict.failed_cases), ""))]
     target = results_dir / f"{name}-qemu.csv"
     runner.write_csv(rows, target, CSV_COLUMNS)
     log.info("wrote %s (%d rows)", target, len(rows))

@@ -28,6 +28,8 @@ class Verdict:
     passed: int
     failed: int
     skipped: int
+    # The failing subtests' names (KUnit: the cases), as TAP gives them.
+    failed_cases: tuple[str, ...] = ()
 
     @property
     def verdict(self) -> str:
@@ -61,6 +63,14 @@ def _counts(lines: list[str]) -> tuple[int, int, int]:
     return passed, failed, skipped
 
 
+def _failed_names(lines: list[str]) -> tuple[str, ...]:
+    if any(line[:1].isspace() and TAP.match(line) for line in lines):
+        lines = [line for line in lines if line[:1].isspace()]
+    return tuple(match.group(2).split("#", 1)[0].strip()
+                 for line in lines
+                 if (match := TAP.match(line)) and match.group(1) == "not ok")
+
+
 def parse(console: str) -> list[Verdict]:
     """Every framed test in the console, in order."""
     verdicts: list[Verdict] = []
@@ -71,7 +81,8 @@ def parse(console: str) -> list[Verdict]:
         if match := BEGIN.match(line):
             current, body = match.group(1), []
         elif (match := END.match(line)) and current == match.group(1):
-            verdicts.append(Verdict(current, int(match.group(2)), *_counts(body)))
+            verdicts.append(Verdict(current, int(match.group(2)), *_counts(body),
+                                    _failed_names(body)))
             current = None
         elif current is not None:
             body.append(line)

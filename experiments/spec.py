@@ -116,6 +116,9 @@ class Experiment:
     quick: bool
     runs: tuple[RunSpec, ...] = field(default_factory=tuple)
     kind: str = "benchmark"
+    # Reference boots on QEMU per kernel command line (qemu_reference): more
+    # than one where verdicts vary from boot to boot (random tags).
+    qemu_boots: int = 1
 
 
 EXCLUDE_KEYS = ("cpu", "core", "variant", "workload", "params")
@@ -209,7 +212,8 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
             if cpu == "o3" or core == matrix["cores"][0])
         if not any(_matches(run, e) for e in excludes))
     return Experiment(name=name, description=data.get("description", ""),
-                      quick=bool(data.get("quick", False)), runs=runs, kind=kind)
+                      quick=bool(data.get("quick", False)), runs=runs, kind=kind,
+                      qemu_boots=int(data.get("qemu_boots", 1)))
 
 
 def only_cpu(experiment: Experiment, cpu: str) -> Experiment:

@@ -4,10 +4,13 @@ Reads results/poe-selftests.csv, results/mte-selftests.csv, results/kasan.csv
 and results/kasan-boot.csv (whichever exist), and results/<name>-qemu.csv when
 the same tests also ran on QEMU; writes plots/out/<name>.md with one row per test
 and one column per CPU (atomic, or the O3 core model, then QEMU), each cell
-the verdict and the subtest counts (passed/failed/skipped).
+the verdict and the subtest counts (passed/failed/skipped), or, for repeated
+QEMU boots, how many passed and which subtests failed how often.
 """
 
 from __future__ import annotations
+
+import collections
 
 import pandas as pd
 
@@ -17,9 +20,22 @@ EXPERIMENTS = ("poe-selftests", "mte-selftests", "kasan", "kasan-boot")
 
 
 def cell(run: pd.DataFrame) -> str:
+    if "boot" in run and run["boot"].nunique() > 1:
+        return boots_cell(run)
     values = run.set_index("metric")["value"]
     return (f"{values['verdict']} ({values['subtests_passed']}/{values['subtests_failed']}/"
             f"{values['subtests_skipped']})")
+
+
+def boots_cell(run: pd.DataFrame) -> str:
+    """Repeated boots: how many passed, and which subtests failed how often."""
+    verdicts = run[run["metric"] == "verdict"]["value"]
+    failed = collections.Counter(
+        case for cases in run[run["metric"] == "failed_cases"]["value"].fillna("")
+        for case in str(cases).split(";") if case)
+    missed = ", ".join(f"{case} ×{count}" for case, count in failed.most_common())
+    return (f"pass in {(verdicts == 'pass').sum()} of {len(verdicts)} boots"
+            + (f"; failed: {missed}" if missed else ""))
 
 
 def table(frame: pd.DataFrame, qemu: pd.DataFrame | None = None) -> str:

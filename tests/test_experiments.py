@@ -241,3 +241,17 @@ def test_restored_runs_keep_their_arguments_and_keys() -> None:
     args = runner.simulation_args(run, Checkpoint(), Path("script.sh"))  # type: ignore[arg-type]
     assert args[:3] == ["measure", "--checkpoint", str(Path("cpt-root") / "cpt")]
     assert "--kernel-arg" not in args
+
+
+def test_repeated_qemu_boots_are_counted_per_cell() -> None:
+    import pandas as pd
+
+    from plots import selftests as table
+
+    assert spec.load("kasan-boot").qemu_boots > 1 and spec.load("mte-selftests").qemu_boots == 1
+    rows = [{"boot": b, "metric": m, "value": v}
+            for b, verdict, cases in ((1, "pass", ""), (2, "fail", "kmalloc_oob_left"),
+                                      (3, "fail", "kmalloc_oob_left;kasan_memcmp"))
+            for m, v in (("verdict", verdict), ("failed_cases", cases))]
+    assert table.cell(pd.DataFrame(rows)) == (
+        "pass in 1 of 3 boots; failed: kmalloc_oob_left ×2, kasan_memcmp ×1")

@@ -52,3 +52,14 @@ def test_kunit_counts_cases_not_the_suite() -> None:
                "not ok 1 kasan\nselftest-end kunit/kasan status=1\n")
     (verdict,) = selftests.parse(console)
     assert (verdict.verdict, verdict.passed, verdict.failed, verdict.skipped) == ("fail", 1, 1, 1)
+
+
+def test_failed_cases_are_named() -> None:
+    verdicts = {v.test: v for v in selftests.parse(CONSOLE)}
+    assert verdicts["arm64/mte/check_prctl"].failed_cases == ("SYNC",)
+    assert verdicts["mm/protection_keys"].failed_cases == ()
+    kunit = ("selftest-begin kunit/kasan\n    ok 1 kmalloc_oob_right\n"
+             "    not ok 2 kmalloc_oob_left\n    ok 3 kasan_global_oob_left # SKIP clang\n"
+             "not ok 1 kasan\nselftest-end kunit/kasan status=1\n")
+    (verdict,) = selftests.parse(kunit)
+    assert verdict.failed_cases == ("kmalloc_oob_left",)
