@@ -179,13 +179,7 @@ def reference(name: str, results_dir: Path, jobs: int) -> Path:
                           **{k: v for k, v in builds.provenance(variant).items()
                              if k in CSV_COLUMNS}}
                 rows += [{**common, "metric": metric, "value": value, "unit": unit}
-                         for metric, value, unit in (
-                             ("verdict", verdict.verdict, ""),
-                             ("exit_status", verdict.status, ""),
-                             ("subtests_passed", verdict.passed, "count"),
-                             ("subtests_failed", verdict.failed, "count"),
-                             ("subtests_skipped", verdict.skipped, "count"),
-                             ("failed_cases", ";".join(verdict.failed_cases), ""))]
+                         for metric, value, unit in verdict.metrics()]
     target = results_dir / f"{name}-qemu.csv"
     runner.write_csv(rows, target, CSV_COLUMNS)
     log.info("wrote %s (%d rows)", target, len(rows))

@@ -305,12 +305,7 @@ def write_selftest_result(out: Path, spec: RunSpec, seconds: float, builds: Buil
                                f"the console has {[v.test for v in verdicts]}\n"
                                f"{tail(out / 'console.log')}")
     (v,) = verdicts
-    metrics = [{"name": "verdict", "value": v.verdict, "unit": ""},
-               {"name": "exit_status", "value": v.status, "unit": ""},
-               {"name": "subtests_passed", "value": v.passed, "unit": "count"},
-               {"name": "subtests_failed", "value": v.failed, "unit": "count"},
-               {"name": "subtests_skipped", "value": v.skipped, "unit": "count"},
-               {"name": "failed_cases", "value": ";".join(v.failed_cases), "unit": ""}]
+    metrics = [{"name": name, "value": value, "unit": unit} for name, value, unit in v.metrics()]
     # The whole simulation (from reset: the boot too), for how long such a run is.
     dumps = stats.read_dumps(out / "m5out" / "stats.txt")
     if dumps:

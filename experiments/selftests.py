@@ -31,6 +31,14 @@ class Verdict:
     # The failing subtests' names (KUnit: the cases), as TAP gives them.
     failed_cases: tuple[str, ...] = ()
 
+    def metrics(self) -> list[tuple[str, object, str]]:
+        """(name, value, unit) of every result a verdict gives, gem5's or QEMU's."""
+        return [("verdict", self.verdict, ""), ("exit_status", self.status, ""),
+                ("subtests_passed", self.passed, "count"),
+                ("subtests_failed", self.failed, "count"),
+                ("subtests_skipped", self.skipped, "count"),
+                ("failed_cases", ";".join(self.failed_cases), "")]
+
     @property
     def verdict(self) -> str:
         if self.status == KSFT_PASS:
