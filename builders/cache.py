@@ -12,10 +12,14 @@ import ast
 import contextlib
 import fcntl
 import hashlib
+import io
 import json
 import logging
 import os
+import re
 import shutil
+import tempfile
+import tokenize
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,28 +48,66 @@ def file_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _without_docstrings(tree: ast.AST) -> ast.AST:
+def _docstring_spans(tree: ast.AST, lines: list[str]) -> list[tuple[int, int, int, int]]:
+    """(line, column, end line, end column) of every module, class and function
+    docstring, columns in characters; positions are the same in every Python
+    version."""
+    def column(line: int, utf8_offset: int) -> int:
+        return len(lines[line - 1].encode()[:utf8_offset].decode(errors="ignore"))
+
+    spans = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             body = node.body
             if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
                     and isinstance(body[0].value.value, str)):
-                node.body = body[1:] or [ast.Pass()]
-    return tree
+                doc = body[0]
+                assert doc.end_lineno is not None and doc.end_col_offset is not None
+                spans.append((doc.lineno, column(doc.lineno, doc.col_offset),
+                              doc.end_lineno, column(doc.end_lineno, doc.end_col_offset)))
+    return spans
+
+
+def _blank(lines: list[str], span: tuple[int, int, int, int]) -> None:
+    """Overwrite a (1-based line, 0-based column) span of ``lines`` with spaces."""
+    line, col, end_line, end_col = span
+    for number in range(line, end_line + 1):
+        text = lines[number - 1]
+        start = col if number == line else 0
+        stop = end_col if number == end_line else len(text)
+        lines[number - 1] = text[:start] + " " * (stop - start) + text[stop:]
+
+
+def python_code(source: str) -> str:
+    """The source with comments, docstrings, blank lines and trailing space
+    removed: what the code computes, as text. Unlike a syntax-tree dump this
+    text is the same on every Python version, so keys made from it are too."""
+    source = source.replace("\r\n", "\n").replace("\r", "\n")
+    tree = ast.parse(source)
+    # Lines as ast and tokenize count them (str.splitlines would also split at
+    # form feeds).
+    lines = source.split("\n")
+    for span in _docstring_spans(tree, lines):
+        _blank(lines, span)
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    for token in tokens:
+        if token.type == tokenize.COMMENT:
+            _blank(lines, (*token.start, *token.end))
+    kept = [line.rstrip() for line in lines]
+    return "\n".join(line for line in kept if line.strip()) + "\n"
 
 
 def code_digest(path: Path) -> str:
-    """sha256 of what a file computes: for Python, its syntax tree without
-    docstrings, comments or layout (so editing documentation keeps the
-    simulations cached; the tree's form is the host Python's); other files,
-    their bytes."""
+    """sha256 of what a file computes: for Python, its code without docstrings,
+    comments or blank lines (so editing documentation keeps the simulations
+    cached, on any host Python); other files, their bytes."""
     if path.suffix != ".py":
         return file_digest(path)
     try:
-        tree = ast.parse(path.read_bytes(), filename=str(path))
-    except SyntaxError:
+        code = python_code(path.read_text())
+    except (SyntaxError, tokenize.TokenError, UnicodeDecodeError):
         return file_digest(path)
-    return hashlib.sha256(ast.dump(_without_docstrings(tree)).encode()).hexdigest()
+    return hashlib.sha256(code.encode()).hexdigest()
 
 
 def tree_digest(root: Path, exclude: tuple[str, ...] = (),
@@ -109,6 +151,12 @@ class Entry:
     def manifest(self) -> dict[str, Any]:
         return json.loads((self.path / MANIFEST).read_text())
 
+    def lock(self) -> contextlib.AbstractContextManager[None]:
+        """Exclusive hold on building this entry: two processes (or two threads
+        of one) never build the same entry at once. Check ``exists()`` again
+        once it is held."""
+        return locked(self.root / self.kind / f".{self.key}.lock")
+
     @contextlib.contextmanager
     def staging(self, inputs: dict[str, Any]) -> Iterator[Path]:
         """Yield a scratch directory; on success it becomes this entry atomically.
@@ -116,15 +164,11 @@ class Entry:
         The manifest records the inputs so that every output says what made it.
         """
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        for stale in self.path.parent.glob(".*.partial-*"):
-            # Left by a build or run that was killed (of any key); its process
-            # is gone.
-            if not _process_alive(int(stale.name.rsplit("-", 1)[1])):
-                shutil.rmtree(stale, ignore_errors=True)
-        scratch = self.path.parent / f".{self.key}.partial-{os.getpid()}"
-        if scratch.exists():
-            shutil.rmtree(scratch)
-        scratch.mkdir()
+        sweep_partials(self.path.parent)
+        # Unique per call, so two stagings of one key in one process (threads)
+        # never share a scratch directory.
+        scratch = Path(tempfile.mkdtemp(prefix=f".{self.key}.partial-{os.getpid()}-",
+                                        dir=self.path.parent))
         try:
             yield scratch
             (scratch / MANIFEST).write_text(
@@ -137,6 +181,18 @@ class Entry:
         finally:
             if scratch.exists():
                 shutil.rmtree(scratch)
+
+
+PARTIAL = re.compile(r"^\.[0-9a-f]+\.partial-(\d+)(?:-.*)?$")
+
+
+def sweep_partials(directory: Path) -> None:
+    """Remove scratch directories left by builds or runs that were killed (of
+    any key): their process is gone."""
+    for stale in directory.glob(".*.partial-*"):
+        match = PARTIAL.match(stale.name)
+        if match and not _process_alive(int(match.group(1))):
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 def _process_alive(pid: int) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -42,16 +43,22 @@ def fetch_deb(root: Path, package: str) -> Path:
     debs = root / "debs"
     debs.mkdir(parents=True, exist_ok=True)
     name = package.split(":")[0]
-    found = sorted(debs.glob(f"{name}_*.deb"))
-    if found:
-        return found[-1]
-    log.info("downloading %s", package)
-    try:
-        run(["apt-get", "download", package], cwd=debs)
-    except Exception as err:
-        raise RuntimeError(f"cannot download {package}: run 'make deps' (adds the arm64 "
-                           f"architecture to apt): {err}") from err
-    (deb,) = sorted(debs.glob(f"{name}_*.deb"))
+    with cache.locked(debs / f".{name}.lock"):
+        found = sorted(debs.glob(f"{name}_*.deb"))
+        if found:
+            return found[-1]
+        log.info("downloading %s", package)
+        # Into a scratch directory first: a download cut short never looks
+        # like a package.
+        with tempfile.TemporaryDirectory(dir=debs, prefix=".download-") as scratch:
+            try:
+                run(["apt-get", "download", package], cwd=Path(scratch))
+            except Exception as err:
+                raise RuntimeError(f"cannot download {package}: run 'make deps' (adds the "
+                                   f"arm64 architecture to apt): {err}") from err
+            (downloaded,) = sorted(Path(scratch).glob(f"{name}_*.deb"))
+            deb = debs / downloaded.name
+            downloaded.rename(deb)
     return deb
 
 
@@ -143,6 +150,16 @@ def ensure_disk(disk_dir: Path, tools: cache.Entry, jobs: int) -> cache.Entry:
     if entry.exists():
         log.info("disk image cache hit: %s", entry.path)
         return entry
+    with entry.lock():
+        if entry.exists():
+            return entry
+        return _build_disk(entry, inputs, disk_dir, tools, busybox_deb, source, jobs)
+
+
+def _build_disk(entry: cache.Entry, inputs: dict[str, object], disk_dir: Path,
+                tools: cache.Entry, busybox_deb: Path, source: kernel.KernelSource,
+                jobs: int) -> cache.Entry:
+    root = entry.root
     started = time.monotonic()
     log.info("building the disk image")
     with entry.staging(inputs) as out:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from builders import cache
 from builders.patches import apply_series, read_series
-from builders.process import run, run_streaming
+from builders.process import CommandFailed, run, run_streaming
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,7 @@ REPO_ENV = "GEM5_REPO"
 SPARSE_PATTERNS = ("/*", "!/tests/test-progs/")
 # Bump when this recipe changes in a way that changes the outputs.
 RECIPE_VERSION = 1
+M5_CROSS_COMPILE = "aarch64-linux-gnu-"
 
 
 @dataclass(frozen=True)
@@ -51,12 +52,34 @@ class Gem5BuildOptions:
         return {"isa": self.isa, "variant": self.variant, "kconfig": dict(self.kconfig)}
 
 
+def _version_line(command: list[str], marker: str = "") -> str:
+    """The first output line of a version command (containing ``marker``)."""
+    try:
+        output = run(command)
+    except (CommandFailed, FileNotFoundError):
+        return "missing"
+    lines = [line.strip() for line in output.splitlines() if marker in line and line.strip()]
+    return lines[0] if lines else "unknown"
+
+
+def host_toolchain() -> dict[str, str]:
+    """The host tools whose versions can change the simulator binary."""
+    return {
+        "cxx": _version_line(["g++", "--version"]),
+        "scons": _version_line(["scons", "--version"], "SCons:"),
+        # The interpreter beside the python3-config the build embeds.
+        "python": _version_line([str(Path(python_config()).with_name("python3")), "--version"]),
+        "protoc": _version_line(["protoc", "--version"]),
+    }
+
+
 def build_inputs(patch_dir: Path, options: Gem5BuildOptions) -> dict[str, object]:
     return {
         "gem5_version": GEM5_VERSION,
         "gem5_commit": GEM5_COMMIT,
         "patches": [[p.name, p.digest()] for p in read_series(patch_dir)],
         "options": options.as_dict(),
+        "toolchain": host_toolchain(),
         "recipe": RECIPE_VERSION,
     }
 
@@ -68,7 +91,9 @@ def gem5_entry(patch_dir: Path, options: Gem5BuildOptions | None = None,
 
 def tools_inputs(patch_dir: Path) -> dict[str, object]:
     # Guest tools do not depend on the simulator's build options.
-    inputs = {**build_inputs(patch_dir, Gem5BuildOptions()), "outputs": "guest-tools"}
+    inputs = {**build_inputs(patch_dir, Gem5BuildOptions()), "outputs": "guest-tools",
+              "toolchain": {"cross_cc": _version_line([f"{M5_CROSS_COMPILE}gcc", "--version"]),
+                            "scons": _version_line(["scons", "--version"], "SCons:")}}
     inputs.pop("options")
     return inputs
 
@@ -113,9 +138,10 @@ def configure(src: Path, options: Gem5BuildOptions) -> None:
     if stamp.is_file() and stamp.read_text() == wanted and (build_dir / "gem5.build").is_dir():
         return
     scons = ["scons", "--ignore-style"]
-    run([*scons, "defconfig", f"build/{options.isa}", f"build_opts/{options.isa}"], cwd=src)
+    run([*scons, "defconfig", f"build/{options.isa}", f"build_opts/{options.isa}"], cwd=src,
+        env=scons_env())
     settings = [f"{k}={v}" for k, v in sorted(options.kconfig.items())]
-    run([*scons, "setconfig", f"build/{options.isa}", *settings], cwd=src)
+    run([*scons, "setconfig", f"build/{options.isa}", *settings], cwd=src, env=scons_env())
     stamp.write_text(wanted)
 
 
@@ -126,19 +152,26 @@ def python_config() -> str:
     return str(system) if system.exists() else "python3-config"
 
 
+def scons_env() -> dict[str, str]:
+    """gem5's SConstruct reads PYTHON_CONFIG from the environment only: a
+    command-line ``PYTHON_CONFIG=`` is ignored and the first python3-config on
+    PATH (a pyenv one, say) would be embedded instead."""
+    return {**os.environ, "PYTHON_CONFIG": python_config()}
+
+
 def build_gem5(src: Path, options: Gem5BuildOptions, jobs: int) -> Path:
     target = f"build/{options.isa}/gem5.{options.variant}"
     log.info("building %s with -j%d (from cold: about 1.5 h on 2 cores; after a patch "
              "change: what the patch touched)", target, jobs)
-    run_streaming(["scons", "--ignore-style", f"-j{jobs}", target,
-                   f"PYTHON_CONFIG={python_config()}"], cwd=src, label="gem5")
+    run_streaming(["scons", "--ignore-style", f"-j{jobs}", target],
+                  cwd=src, label="gem5", env=scons_env())
     return src / target
 
 
 def build_m5(src: Path, jobs: int) -> Path:
     m5_dir = src / "util" / "m5"
     log.info("building util/m5 for arm64 (static)")
-    run_streaming(["scons", f"-j{jobs}", "arm64.CROSS_COMPILE=aarch64-linux-gnu-",
+    run_streaming(["scons", f"-j{jobs}", f"arm64.CROSS_COMPILE={M5_CROSS_COMPILE}",
                    "build/arm64/out/m5", "build/arm64/out/libm5.a"], cwd=m5_dir, label="m5")
     return m5_dir / "build" / "arm64" / "out"
 

@@ -161,15 +161,18 @@ def pristine_tree(root: Path, source: KernelSource) -> Path:
     pristine = pristine_path(root, source)
     if (pristine / "Makefile").is_file():
         return pristine
-    log.info("unpacking %s (about a minute)", source.tarball)
-    partial = pristine.with_name(pristine.name + ".partial")
-    if partial.exists():
+    with cache.locked(pristine.with_name(pristine.name + ".lock")):
+        if (pristine / "Makefile").is_file():
+            return pristine
+        log.info("unpacking %s (about a minute)", source.tarball)
+        partial = pristine.with_name(pristine.name + ".partial")
+        if partial.exists():
+            shutil.rmtree(partial)
+        partial.mkdir(parents=True)
+        run(["tar", "-xf", str(source.tarball), "-C", str(partial)])
+        (inner,) = [p for p in partial.iterdir() if p.is_dir()]
+        inner.rename(pristine)
         shutil.rmtree(partial)
-    partial.mkdir(parents=True)
-    run(["tar", "-xf", str(source.tarball), "-C", str(partial)])
-    (inner,) = [p for p in partial.iterdir() if p.is_dir()]
-    inner.rename(pristine)
-    shutil.rmtree(partial)
     return pristine
 
 

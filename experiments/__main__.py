@@ -1,4 +1,5 @@
-"""``python -m experiments run NAME [NAME ...] [-j N]`` / ``python -m experiments list``."""
+"""``python -m experiments run NAME [NAME ...] [-j N] [--cpu C] [--results-dir D]``
+and ``python -m experiments list``."""
 
 from __future__ import annotations
 
@@ -6,20 +7,26 @@ import argparse
 import logging
 import os
 import sys
+from pathlib import Path
 
 from builders.process import CommandFailed
-from experiments import runner, spec
+from experiments import runner, simulate, spec
+
+EXIT_FAILED = 1
+EXIT_CANCELLED = 130  # as a shell reports a process stopped by SIGINT
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments")
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run experiments and write results/<name>.csv")
+    run = sub.add_parser("run", help="run experiments and write <results-dir>/<name>.csv")
     run.add_argument("names", nargs="*", help="experiment names (default: the quick set)")
     run.add_argument("--all", action="store_true", help="every experiment, not the quick set")
     run.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
-    run.add_argument("--cpu", help="only the runs on this CPU type (atomic or o3); the CSV "
-                     "then holds those rows alone")
+    run.add_argument("--cpu", help="only the runs on this CPU type (atomic or o3); their rows "
+                     "replace that CPU type's rows in the CSV, the others are kept")
+    run.add_argument("--results-dir", type=Path, default=spec.REPO_ROOT / "results",
+                     help="where the CSVs go (default: the repository's results/)")
     sub.add_parser("list", help="list experiments")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
@@ -30,17 +37,27 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:20} {'quick' if experiment.quick else '     '} "
                   f"{len(experiment.runs):3} runs  {experiment.description}")
         return 0
+    if args.jobs < 1:
+        parser.error(f"-j must be at least 1, got {args.jobs}")
     try:
+        # Every definition is read and checked before anything is built.
         names = args.names or [n for n in spec.available()
                                if args.all or spec.load(n).quick]
         experiments = [spec.load(name) for name in names]
         if args.cpu:
             experiments = [spec.only_cpu(e, args.cpu) for e in experiments]
-        for experiment in experiments:
-            runner.run_experiment(experiment, args.jobs, spec.REPO_ROOT / "results")
-    except (spec.BadExperiment, runner.SimulationFailed, CommandFailed, RuntimeError) as err:
+        variants = sorted({r.variant for e in experiments for r in e.runs})
+        builds = simulate.ensure_builds(variants, args.jobs)
+        gem5 = simulate.Gem5Runner(simulate.RepoState.read())
+        runner.run_experiments(experiments, builds, gem5, args.jobs, args.results_dir, args.cpu)
+    except (KeyboardInterrupt, simulate.Cancelled):
+        logging.error("stopped by the user: queued runs cancelled, running gem5 processes "
+                      "killed, nothing partial kept")
+        return EXIT_CANCELLED
+    except (spec.BadExperiment, runner.ExperimentFailed, simulate.SimulationFailed,
+            CommandFailed, RuntimeError) as err:
         logging.error("%s", err)
-        return 1
+        return EXIT_FAILED
     return 0
 
 

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from builders import cache, disk
-from experiments import runner, selftests, spec
+from experiments import collect, selftests, simulate, spec
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +146,7 @@ def reference(name: str, results_dir: Path, jobs: int) -> Path:
             groups.setdefault((run.variant, run.features, run.kernel_args, run.memory),
                               []).append(run)
     version = qemu_version()
-    builds = runner.ensure_builds(sorted({k[0] for k in groups}), jobs)
+    builds = simulate.ensure_builds(sorted({k[0] for k in groups}), jobs)
     rows: list[dict[str, object]] = []
     for (variant, features, kernel_args, memory), runs in groups.items():
         # The command each run's guest script ends with, timeout included.
@@ -176,12 +176,12 @@ def reference(name: str, results_dir: Path, jobs: int) -> Path:
                           "variant": variant, "kernel_args": " ".join(kernel_args),
                           "features": "+".join(features) or "none", "workload": workload.name,
                           "qemu_version": version,
-                          **{k: v for k, v in builds.provenance(variant).items()
+                          **{k: v for k, v in builds.guest_provenance(variant).items()
                              if k in CSV_COLUMNS}}
                 rows += [{**common, "metric": metric, "value": value, "unit": unit}
                          for metric, value, unit in verdict.metrics()]
     target = results_dir / f"{name}-qemu.csv"
-    runner.write_csv(rows, target, CSV_COLUMNS)
+    collect.write_csv(rows, target, CSV_COLUMNS)
     log.info("wrote %s (%d rows)", target, len(rows))
     return target
 

@@ -4,21 +4,19 @@ from __future__ import annotations
 
 import itertools
 import sys
-import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFINITIONS = Path(__file__).resolve().parent / "definitions"
 sys.path.insert(0, str(REPO_ROOT / "gem5-configs"))
 
-from hardening import catalog  # noqa: E402
+from hardening import catalog, sysreg  # noqa: E402
 
 from builders import kernel  # noqa: E402
-
-
-class BadExperiment(ValueError):
-    """An experiment name or definition that cannot run; says what is valid."""
+from experiments import schema  # noqa: E402
+from experiments.schema import BadExperiment  # noqa: E402
 
 
 KINDS = ("benchmark", "selftests")
@@ -49,10 +47,6 @@ class Workload:
     # the detailed core makes everything the boot does (e.g. KUnit suites).
     from_reset: bool = False
 
-
-# Workload fields added after runs were cached: left out of a run's key while
-# at their defaults, so that those runs keep their keys.
-LATER_WORKLOAD_FIELDS = {"atomic_clock": "", "kunit_rerun": False, "from_reset": False}
 
 
 @dataclass(frozen=True)
@@ -100,13 +94,7 @@ class RunSpec:
         return f"set -e\necho 'run: {command}'\n{command}\n"
 
     def as_dict(self) -> dict[str, object]:
-        data = asdict(self)
-        workload = data["workload"]
-        assert isinstance(workload, dict)
-        for name, default in LATER_WORKLOAD_FIELDS.items():
-            if workload[name] == default:
-                del workload[name]
-        return data
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -121,19 +109,11 @@ class Experiment:
     qemu_boots: int = 1
 
 
-EXCLUDE_KEYS = ("cpu", "core", "variant", "workload", "params")
-
-
-def _exclusion(path: Path, entry: dict[str, object]) -> dict[str, str]:
+def _exclusion(entry: dict[str, Any]) -> dict[str, str]:
     """An ``[[exclude]]`` table: runs matching every key it gives are left out
     (combinations of the matrix that cannot run, e.g. ``ia-off`` without PAC)."""
-    unknown = sorted(set(entry) - set(EXCLUDE_KEYS))
-    if unknown or not entry:
-        raise BadExperiment(f"{path}: [[exclude]] keys must be among "
-                            f"{', '.join(EXCLUDE_KEYS)} (got {', '.join(unknown) or 'none'})")
     # params: the matrix entry's list of overrides, matched as a whole.
-    return {k: " ".join(map(str, v)) if isinstance(v, list) else str(v)
-            for k, v in entry.items()}
+    return {k: " ".join(v) if isinstance(v, list) else v for k, v in entry.items()}
 
 
 def _matches(run: RunSpec, exclusion: dict[str, str]) -> bool:
@@ -142,35 +122,64 @@ def _matches(run: RunSpec, exclusion: dict[str, str]) -> bool:
     return all(values[k] == v for k, v in exclusion.items())
 
 
-def available() -> list[str]:
-    return sorted(p.stem for p in DEFINITIONS.glob("*.toml"))
+def available(definitions: Path = DEFINITIONS) -> list[str]:
+    return sorted(p.stem for p in definitions.glob("*.toml"))
+
+
+def check_param(path: Path, text: str) -> None:
+    """``ROOT.NAME=VALUE`` with a known root; ``sysreg.*`` checked in full.
+    (Whether a cpu/cache parameter exists is checked by gem5 itself, in
+    seconds, before any simulation.)"""
+    name, sep, _ = text.partition("=")
+    root = name.split(".", 1)[0]
+    if not sep or "." not in name or not all(name.split(".")):
+        raise BadExperiment(f"{path}: [matrix] params: '{text}' is not ROOT.NAME=VALUE "
+                            "(e.g. cpu.numROBEntries=192)")
+    if root not in catalog.PARAM_ROOTS:
+        raise BadExperiment(f"{path}: [matrix] params: '{text}': unknown root '{root}'; "
+                            f"valid roots: {', '.join(catalog.PARAM_ROOTS)}")
+    if root == "sysreg":
+        parts = name.split(".")
+        # Any class name is accepted here (each core has its own table).
+        base = (sysreg.SysRegTiming(classes={parts[1]: sysreg.SysRegClass(regs=())})
+                if len(parts) == 3 else sysreg.GEM5_TIMING)
+        try:
+            base.overridden([text])
+        except sysreg.BadSysRegTiming as err:
+            raise BadExperiment(f"{path}: [matrix] params: {err}") from err
 
 
 def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
     path = definitions / f"{name}.toml"
     if not path.is_file():
-        valid = sorted(p.stem for p in definitions.glob("*.toml"))
         raise BadExperiment(f"unknown experiment '{name}'; valid experiments: "
-                            f"{', '.join(valid)}")
-    data = tomllib.loads(path.read_text())
+                            f"{', '.join(available(definitions))}")
+    data = schema.read(path)
     kind = data.get("kind", "benchmark")
     if kind not in KINDS:
         raise BadExperiment(f"{path}: unknown kind '{kind}'; valid kinds: {', '.join(KINDS)}")
-    try:
-        matrix = data["matrix"]
-        workloads = [Workload(w["name"], w.get("benchmark", data.get("benchmark", "")),
-                              tuple(str(a) for a in w["args"]),
-                              int(w["iterations"]) if kind == "benchmark" else 0, kind,
-                              int(w.get("timeout_s", 0)), str(w.get("atomic_clock", "")),
-                              bool(w.get("kunit_rerun", False)),
-                              bool(w.get("from_reset", False)))
-                     for w in data["workloads"]]
-    except KeyError as err:
-        raise BadExperiment(f"{path}: missing key {err}") from err
+    workloads = []
+    for number, w in enumerate(data["workloads"], start=1):
+        if kind == "benchmark" and "iterations" not in w:
+            raise BadExperiment(f"{path}: [[workloads]] #{number} ({w['name']}): a benchmark "
+                                "workload needs 'iterations' (an integer)")
+        if kind == "benchmark" and w["iterations"] <= 0:
+            raise BadExperiment(f"{path}: [[workloads]] #{number} ({w['name']}): "
+                                f"'iterations' must be positive, got {w['iterations']}")
+        workloads.append(Workload(
+            w["name"], w.get("benchmark", data.get("benchmark", "")),
+            tuple(str(a) for a in w["args"]),
+            w["iterations"] if kind == "benchmark" else 0, kind, w.get("timeout_s", 0),
+            w.get("atomic_clock", ""), w.get("kunit_rerun", False), w.get("from_reset", False)))
+    names = [w.name for w in workloads]
+    if len(set(names)) != len(names):
+        raise BadExperiment(f"{path}: workload names must be unique, got {', '.join(names)}")
     for w in workloads:
         if w.kunit_rerun and not (w.kind == "selftests" and w.args[0].startswith("kunit/")):
             raise BadExperiment(f"{path}: workload '{w.name}': kunit_rerun needs a "
                                 "selftests workload whose args start with kunit/<suite>")
+        _check_workload(path, w)
+    matrix = data["matrix"]
     cpus = matrix.get("cpus", ["o3"])
     unknown_cpus = [c for c in cpus if c not in catalog.CPU_TYPES]
     if unknown_cpus:
@@ -193,27 +202,31 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
         feature_sets = [catalog.parse_features(f) for f in matrix["features"]]
     except catalog.UnknownName as err:
         raise BadExperiment(f"{path}: {err}") from err
-    for workload in workloads:
-        _check_workload(path, workload)
     param_sets = [tuple(p) for p in matrix.get("params", [[]])]
+    for params in param_sets:
+        for text in params:
+            check_param(path, text)
     # Kernel command lines: each boots (and checkpoints) separately.
-    cmdlines = [tuple(str(a) for a in c) for c in matrix.get("kernel_args", [[]])]
-    excludes = [_exclusion(path, e) for e in data.get("exclude", [])]
-    runs = tuple(
-        run for run in (
-            RunSpec(experiment=data.get("name", name), core=core,
-                    variant=variant, features=features, params=params, workload=workload,
-                    memory=data.get("memory", "1GiB"), max_ms=float(data.get("max_ms", 1000.0)),
-                    cpu=cpu, kernel_args=cmdline)
-            for cpu, core, variant, features, cmdline, params, workload in itertools.product(
-                cpus, matrix["cores"], matrix["variants"], feature_sets, cmdlines, param_sets,
-                workloads)
-            # The atomic CPU has no core model: one run, not one per core.
-            if cpu == "o3" or core == matrix["cores"][0])
-        if not any(_matches(run, e) for e in excludes))
+    cmdlines = [tuple(c) for c in matrix.get("kernel_args", [[]])]
+    excludes = [_exclusion(e) for e in data.get("exclude", [])]
+    every = [
+        RunSpec(experiment=data.get("name", name), core=core,
+                variant=variant, features=features, params=params, workload=workload,
+                memory=data.get("memory", "1GiB"), max_ms=float(data.get("max_ms", 1000.0)),
+                cpu=cpu, kernel_args=cmdline)
+        for cpu, core, variant, features, cmdline, params, workload in itertools.product(
+            cpus, matrix["cores"], matrix["variants"], feature_sets, cmdlines, param_sets,
+            workloads)
+        # The atomic CPU has no core model: one run, not one per core.
+        if cpu == "o3" or core == matrix["cores"][0]]
+    if len(set(every)) != len(every):
+        duplicate = next(r for r in every if every.count(r) > 1)
+        raise BadExperiment(f"{path}: the matrix names one run twice ({duplicate.label}); "
+                            "remove the repeated entry")
+    runs = tuple(r for r in every if not any(_matches(r, e) for e in excludes))
     return Experiment(name=name, description=data.get("description", ""),
-                      quick=bool(data.get("quick", False)), runs=runs, kind=kind,
-                      qemu_boots=int(data.get("qemu_boots", 1)))
+                      quick=data.get("quick", False), runs=runs, kind=kind,
+                      qemu_boots=data.get("qemu_boots", 1))
 
 
 def only_cpu(experiment: Experiment, cpu: str) -> Experiment:

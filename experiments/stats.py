@@ -49,53 +49,84 @@ def _sum_matching(dump: dict[str, float], pattern: str) -> float | None:
     return sum(values) if values else None
 
 
+@dataclass(frozen=True)
+class Counter:
+    """A counter the results report: ``stat`` of every SimObject matching
+    ``owner`` (one per core or cache), summed. ``feature``: a run feature
+    without which the model has no such object (``mte``: the tag model)."""
+
+    name: str
+    unit: str
+    owner: str
+    stat: str
+    feature: str = ""
+
+    def value(self, dump: dict[str, float]) -> float:
+        """The sum; 0 where the owner reports other stats but not this one
+        (gem5 leaves zero-valued counters flagged ``nozero``, such as cache
+        misses, out of stats.txt). An owner with no stats at all is an error:
+        the model or gem5 has renamed it, and a silent zero would be wrong."""
+        found = _sum_matching(dump, rf"{self.owner}\.{self.stat}")
+        if found is not None:
+            return found
+        owner = re.compile(rf"{self.owner}\..+")
+        if not any(owner.fullmatch(k) for k in dump):
+            raise MissingStats(f"stats.txt has no statistics of '{self.owner}' at all, so "
+                               f"the counter '{self.name}' ({self.owner}.{self.stat}) cannot "
+                               "be read: was the SimObject renamed?")
+        return 0.0
+
+
 # The region's committed instructions are per-core stats; simInsts is
 # cumulative across resets.
-INSTRUCTIONS = r"board\.processor\.cores\d*\.core\.commitStats0\.numInsts"
-# (metric, unit, stat-name regex summed over cores).
-COUNTERS: tuple[tuple[str, str, str], ...] = (
-    ("cycles", "cycles", r"board\.processor\.cores\d*\.core\.numCycles"),
-    ("instructions", "instructions", INSTRUCTIONS),
-    ("branch_mispredicts", "count",
-     r"board\.processor\.cores\d*\.core\.branchPred\.condIncorrect"),
-    ("l1d_misses", "count", r"board\.cache_hierarchy\.l1d\d*\.overallMisses::total"),
-    ("l1i_misses", "count", r"board\.cache_hierarchy\.l1i\d*\.overallMisses::total"),
-    ("l2_misses", "count", r"board\.cache_hierarchy\.l2\d*\.overallMisses::total"),
-    ("dtlb_misses", "count", r"board\.processor\.cores\d*\.core\.mmu\.dtb\.(?:read|write)Misses"),
-    ("itlb_misses", "count", r"board\.processor\.cores\d*\.core\.mmu\.itb\.instMisses"),
-    ("memory_reads", "count", r"board\.memory\.mem_ctrl\d*\.readReqs"),
+CORES = r"board\.processor\.cores\d*\.core"
+INSTRUCTIONS = rf"{CORES}\.commitStats0\.numInsts"
+COUNTERS: tuple[Counter, ...] = (
+    Counter("cycles", "cycles", CORES, "numCycles"),
+    Counter("instructions", "instructions", CORES, r"commitStats0\.numInsts"),
+    Counter("branch_mispredicts", "count", CORES, r"branchPred\.condIncorrect"),
+    Counter("l1d_misses", "count", r"board\.cache_hierarchy\.l1d\d*", r"overallMisses::total"),
+    Counter("l1i_misses", "count", r"board\.cache_hierarchy\.l1i\d*", r"overallMisses::total"),
+    Counter("l2_misses", "count", r"board\.cache_hierarchy\.l2\d*", r"overallMisses::total"),
+    Counter("dtlb_misses", "count", rf"{CORES}\.mmu\.dtb", r"(?:read|write)Misses"),
+    Counter("itlb_misses", "count", rf"{CORES}\.mmu\.itb", r"instMisses"),
+    Counter("memory_reads", "count", r"board\.memory\.mem_ctrl\d*", r"readReqs"),
     # MTE runs on a detailed core (gem5 patches 0010/0012, MteTagTiming).
-    ("tag_checked_misses", "count", r"board\.cache_hierarchy\.mte_tags\.checkedMisses"),
-    ("tag_checked_prefetches", "count",
-     r"board\.cache_hierarchy\.mte_tags\.checkedPrefetches"),
-    ("tag_cache_misses", "count", r"board\.cache_hierarchy\.mte_tags\.tagCacheMisses"),
-    ("tag_reads", "count", r"board\.cache_hierarchy\.mte_tags\.tagReads"),
+    Counter("tag_checked_misses", "count", r"board\.cache_hierarchy\.mte_tags",
+            "checkedMisses", "mte"),
+    Counter("tag_checked_prefetches", "count", r"board\.cache_hierarchy\.mte_tags",
+            "checkedPrefetches", "mte"),
+    Counter("tag_cache_misses", "count", r"board\.cache_hierarchy\.mte_tags",
+            "tagCacheMisses", "mte"),
+    Counter("tag_reads", "count", r"board\.cache_hierarchy\.mte_tags", "tagReads", "mte"),
 )
 
 
-def region_metrics(dump: dict[str, float], iterations: int) -> list[Metric]:
-    """Metrics of one measured region (the dump the benchmark asked for)."""
+def region_metrics(dump: dict[str, float], iterations: int,
+                   features: tuple[str, ...] = ()) -> list[Metric]:
+    """Metrics of one measured region (the dump the benchmark asked for);
+    every counter the run's model has is required."""
     if "simTicks" not in dump:
         raise MissingStats("the stats dump has no simTicks")
+    if iterations <= 0:
+        raise MissingStats(f"the region measured {iterations} operations")
     ticks = dump["simTicks"]
     metrics = [
         Metric("sim_ns", ticks / TICKS_PER_NS, "ns"),
         Metric("ns_per_iteration", ticks / TICKS_PER_NS / iterations, "ns"),
     ]
     counters = {}
-    for name, unit, pattern in COUNTERS:
-        value = _sum_matching(dump, pattern)
-        if value is not None:
-            counters[name] = value
-            metrics.append(Metric(name, value, unit))
-    if "cycles" in counters:
-        metrics.append(Metric("cycles_per_iteration", counters["cycles"] / iterations, "cycles"))
-    if "instructions" in counters:
-        metrics.append(Metric("instructions_per_iteration",
-                              counters["instructions"] / iterations, "instructions"))
-        if counters.get("cycles"):
-            metrics.append(Metric("ipc", counters["instructions"] / counters["cycles"],
-                                  "instructions/cycle"))
+    for counter in COUNTERS:
+        if counter.feature and counter.feature not in features:
+            continue
+        counters[counter.name] = counter.value(dump)
+        metrics.append(Metric(counter.name, counters[counter.name], counter.unit))
+    metrics.append(Metric("cycles_per_iteration", counters["cycles"] / iterations, "cycles"))
+    metrics.append(Metric("instructions_per_iteration",
+                          counters["instructions"] / iterations, "instructions"))
+    if counters["cycles"]:
+        metrics.append(Metric("ipc", counters["instructions"] / counters["cycles"],
+                              "instructions/cycle"))
     return metrics
 
 

@@ -39,6 +39,7 @@ from hardening.features import FeatureNotSupported, make_release  # noqa: E402
 from hardening.mte_timing import (  # noqa: E402
     BadMemorySize, kernel_args, make_mte_tag_timing, memory_with_tag_carve_out)
 from hardening.params import UnknownParameter, apply_overrides  # noqa: E402
+from hardening.progress import TickLimit  # noqa: E402
 from hardening.sysreg import GEM5_TIMING, BadSysRegTiming, split_overrides  # noqa: E402
 from hardening.processor import atomic_processor, detailed_processor  # noqa: E402
 
@@ -180,8 +181,12 @@ def run_simulation(board, args: argparse.Namespace, script: str,
     set_workload(board, args.vmlinux, args.disk, args.bootloader, script, checkpoint,
                  (*args.kernel_arg, *kernel_args(catalog.parse_features(args.features),
                                                  args.memory)))
-    simulator = Simulator(board=board, on_exit_event=stop_on(STOP_EVENTS),
-                          max_ticks=args.max_ticks or m5.MaxTick)
+    limit = TickLimit(board, args.max_ticks)
+    simulator = Simulator(board=board, on_exit_event={
+        **stop_on(STOP_EVENTS), ExitEvent.SCHEDULED_TICK: limit.on_tick_exit()})
+    # The limit counts from the run's first tick, which a restore sets.
+    simulator._instantiate()
+    limit.begin()
     try:
         simulator.run()
     except NotImplementedError:
@@ -191,6 +196,8 @@ def run_simulation(board, args: argparse.Namespace, script: str,
         if "panic" in cause.lower() or "oops" in cause.lower():
             return ExitEvent.KERNEL_PANIC, cause, simulator
         raise
+    if limit.reached:
+        return ExitEvent.MAX_TICK, "tick limit", simulator
     cause = simulator.get_last_exit_event_cause()
     return ExitEvent.translate_exit_status(cause), cause, simulator
 

@@ -10,100 +10,108 @@ from pathlib import Path
 
 import pytest
 
-from experiments import runner
+from experiments import simulate
+from experiments.simulate import Builds, GuestScript, SimulationFailed
 from experiments.spec import catalog
 
 pytestmark = pytest.mark.needs_gem5
+MAX_TICKS = 5 * 10**12
 
 
 @pytest.fixture(scope="module")
-def builds() -> runner.Builds:
-    found = runner.cached_builds(["baseline"])
+def builds() -> Builds:
+    found = simulate.cached_builds(["baseline"])
     if found is None:
         pytest.skip("SKIP: gem5 or the baseline kernel is not in the build cache; "
                     "run 'make gem5 kernels' to enable the boot test")
     return found
 
 
-def test_atomic_boot_runs_guest_script(builds: runner.Builds, tmp_path: Path) -> None:
-    script = tmp_path / "guest.sh"
-    script.write_text("echo guest-says-$((6 * 7))\ngrep -c processor /proc/cpuinfo\n")
-    runner.run_gem5(builds, "baseline", tmp_path / "m5out",
-                    ["direct", "--cpu", "atomic", "--script", str(script),
-                     "--max-ticks", str(5 * 10**12)], "boot test")
-    console = (tmp_path / "m5out" / runner.CONSOLE).read_text(errors="replace")
+def _gem5(builds: Builds, out: Path, mode: str, *args: simulate.Arg) -> str:
+    """Run gem5 once into ``out`` (no cache); the guest console."""
+    simulation = simulate.Simulation(
+        "runs", (mode, *simulate._files(builds, "baseline"), *args), "boot test", "baseline",
+        MAX_TICKS, builds)
+    gem5 = simulate.Gem5Runner(simulate.RepoState("test", False))
+    gem5.run(simulation, out)
+    return (out / "m5out" / simulate.CONSOLE).read_text(errors="replace")
+
+
+def test_atomic_boot_runs_guest_script(builds: Builds, tmp_path: Path) -> None:
+    console = _gem5(builds, tmp_path, "direct", "--cpu", "atomic", "--max-ticks", str(MAX_TICKS),
+                    "--script", GuestScript("echo guest-says-$((6 * 7))\n"
+                                            "grep -c processor /proc/cpuinfo\n"))
     assert "init: up" in console
     assert "guest-says-42" in console
     assert "host script exited with status 0" in console
 
 
-def test_failing_guest_script_is_an_error(builds: runner.Builds, tmp_path: Path) -> None:
-    script = tmp_path / "guest.sh"
-    script.write_text("echo about-to-fail\nexit 7\n")
-    with pytest.raises(runner.SimulationFailed, match="(?s)status 3.*about-to-fail"):
-        runner.run_gem5(builds, "baseline", tmp_path / "m5out",
-                        ["direct", "--cpu", "atomic", "--script", str(script),
-                         "--max-ticks", str(5 * 10**12)], "boot test")
+def test_failing_guest_script_is_an_error(builds: Builds, tmp_path: Path) -> None:
+    with pytest.raises(SimulationFailed, match="(?s)status 3.*about-to-fail"):
+        _gem5(builds, tmp_path, "direct", "--cpu", "atomic", "--max-ticks", str(MAX_TICKS),
+              "--script", GuestScript("echo about-to-fail\nexit 7\n"))
 
 
-def _check_model(builds: runner.Builds, tmp_path: Path, *args: str) -> None:
-    script = tmp_path / "unused.sh"
-    script.write_text("true\n")
-    runner.run_gem5(builds, "baseline", tmp_path / "m5out",
-                    ["measure", "--check", "--checkpoint", str(tmp_path), "--script",
-                     str(script), *args], "model check")
+def test_tick_limit_counts_from_the_start(builds: Builds, tmp_path: Path) -> None:
+    # 2 ms of guest time is far short of a boot: the limit stops it (status 5),
+    # after progress checks every simulated millisecond.
+    with pytest.raises(SimulationFailed, match="status 5"):
+        _gem5(builds, tmp_path, "direct", "--cpu", "atomic", "--max-ticks", str(2 * 10**9),
+              "--script", GuestScript("true\n"))
+
+
+def _check_model(builds: Builds, tmp_path: Path, *args: str) -> None:
+    _gem5(builds, tmp_path, "measure", "--check", "--checkpoint", str(tmp_path), "--script",
+          GuestScript("true\n"), *args)
 
 
 @pytest.mark.parametrize("core", list(catalog.CORE_MODULES))
-def test_every_core_model_instantiates(builds: runner.Builds, tmp_path: Path,
+def test_every_core_model_instantiates(builds: Builds, tmp_path: Path,
                                        core: str) -> None:
     _check_model(builds, tmp_path, "--core", core)
 
 
-def test_unknown_parameter_names_the_valid_ones(builds: runner.Builds,
+def test_unknown_parameter_names_the_valid_ones(builds: Builds,
                                                tmp_path: Path) -> None:
-    with pytest.raises(runner.SimulationFailed,
+    with pytest.raises(SimulationFailed,
                        match="(?s)status 2.*no parameter 'numROBEntrys'.*numROBEntries"):
         _check_model(builds, tmp_path, "--core", "cortex-a76",
                      "--param", "cpu.numROBEntrys=192")
 
 
 @pytest.mark.parametrize("feature", list(catalog.FEATURES))
-def test_every_feature_instantiates(builds: runner.Builds, tmp_path: Path,
+def test_every_feature_instantiates(builds: Builds, tmp_path: Path,
                                     feature: str) -> None:
     _check_model(builds, tmp_path, "--core", "neoverse-v2", "--features", feature)
 
 
-def test_linux_reports_mte_and_poe(builds: runner.Builds, tmp_path: Path) -> None:
+def test_linux_reports_mte_and_poe(builds: Builds, tmp_path: Path) -> None:
     # MTE and POE exist only through our gem5 patches 0005-0008; the kernel
     # lists a hardware capability only after its own probe of the ID registers.
-    script = tmp_path / "guest.sh"
-    script.write_text("grep -m1 Features /proc/cpuinfo\n")
-    runner.run_gem5(builds, "baseline", tmp_path / "m5out",
-                    ["direct", "--cpu", "atomic", "--features", "mte,poe", "--script",
-                     str(script), "--max-ticks", str(5 * 10**12)], "boot test")
-    console = (tmp_path / "m5out" / runner.CONSOLE).read_text(errors="replace")
+    console = _gem5(builds, tmp_path, "direct", "--cpu", "atomic", "--features", "mte,poe",
+                    "--max-ticks", str(MAX_TICKS),
+                    "--script", GuestScript("grep -m1 Features /proc/cpuinfo\n"))
     features = next(line for line in console.splitlines()
                     if line.startswith("Features")).split()
     assert {"mte", "mte3", "poe"} <= set(features)
 
 
-def test_sysreg_timing_table_instantiates(builds: runner.Builds, tmp_path: Path) -> None:
+def test_sysreg_timing_table_instantiates(builds: Builds, tmp_path: Path) -> None:
     _check_model(builds, tmp_path, "--core", "cortex-a76",
                  "--param", "sysreg.ctx.regs=contextidr_el1+tpidr_el1",
                  "--param", "sysreg.ctx.write_serialize=false",
                  "--param", "sysreg.isb_latency=4")
 
 
-def test_unsafe_sysreg_relaxation_is_refused(builds: runner.Builds, tmp_path: Path) -> None:
+def test_unsafe_sysreg_relaxation_is_refused(builds: Builds, tmp_path: Path) -> None:
     # PSTATE.PAN is read by the MMU on every access: its write must stay ordered.
-    with pytest.raises(runner.SimulationFailed, match="(?s)MSR pan must stay serializing"):
+    with pytest.raises(SimulationFailed, match="(?s)MSR pan must stay serializing"):
         _check_model(builds, tmp_path, "--core", "cortex-a76",
                      "--param", "sysreg.pstate.regs=pan",
                      "--param", "sysreg.pstate.write_serialize=false")
 
 
-def test_unknown_system_register_is_refused(builds: runner.Builds, tmp_path: Path) -> None:
-    with pytest.raises(runner.SimulationFailed, match="(?s)unknown system register 'sctlr_el9'"):
+def test_unknown_system_register_is_refused(builds: Builds, tmp_path: Path) -> None:
+    with pytest.raises(SimulationFailed, match="(?s)unknown system register 'sctlr_el9'"):
         _check_model(builds, tmp_path, "--core", "cortex-a76",
                      "--param", "sysreg.x.regs=sctlr_el9")

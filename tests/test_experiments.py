@@ -78,6 +78,13 @@ hostSeconds                                      0.02                       # Re
 board.processor.cores.core.numCycles             8520                       # Number of cpu cycles simulated (Cycle)
 board.processor.cores.core.commitStats0.numInsts     4260                   # Number of instructions committed (Count)
 board.cache_hierarchy.l1d.overallMisses::total     12                       # number of overall misses (Count)
+board.cache_hierarchy.l1i.overallHits::total       900                       # no misses: gem5 leaves them out
+board.cache_hierarchy.l2.overallMisses::total        4
+board.processor.cores.core.branchPred.condIncorrect  7
+board.processor.cores.core.mmu.dtb.readMisses        2
+board.processor.cores.core.mmu.dtb.writeMisses       1
+board.processor.cores.core.mmu.itb.instMisses        1
+board.memory.mem_ctrl.readReqs                       5
 board.processor.cores.core.ipc                      nan                     # IPC
 ---------- End Simulation Statistics   ----------
 
@@ -97,16 +104,20 @@ def test_stats_region_is_the_first_dump(tmp_path: Path) -> None:
     assert metrics["cycles_per_iteration"] == pytest.approx(852.0)
     assert metrics["ipc"] == pytest.approx(0.5)
     assert metrics["l1d_misses"] == 12
+    assert metrics["l1i_misses"] == 0 and metrics["dtlb_misses"] == 3
+    assert "tag_reads" not in metrics  # only runs with the mte feature have a tag model
+    with pytest.raises(stats.MissingStats, match="board.*mte_tags.*tag_checked_misses"):
+        stats.region_metrics(dumps[0], iterations=10, features=("mte",))
     assert stats.host_rate(dumps[0]) == pytest.approx(4260 / 0.02)
 
 
-def test_operations_come_from_the_benchmark_when_it_says() -> None:
-    from experiments import runner
+def test_operations_come_from_the_benchmark() -> None:
+    from experiments import collect
 
-    run = spec.load("syscall").runs[0]
     console = "init: up\nsyscall_loop kind=invalid ops=10016\ninit: host script exited\n"
-    assert runner.measured_operations(console, run) == 10016
-    assert runner.measured_operations("no count here\n", run) == run.workload.iterations
+    assert collect.measured_operations(console, "probe") == 10016
+    with pytest.raises(collect.BadOutput, match="no ops= line"):
+        collect.measured_operations("no count here\n", "probe")
 
 
 def test_unknown_benchmark_lists_valid_ones(tmp_path: Path) -> None:
@@ -193,9 +204,6 @@ def test_atomic_clock_reaches_only_atomic_runs_and_keeps_other_keys() -> None:
     ksm = [r for r in experiment.runs if r.workload.name == "check_ksm_options"]
     assert [r.cpu for r in ksm] == ["atomic"]
     assert ksm[0].workload.atomic_clock == "100MHz"
-    assert ksm[0].as_dict()["workload"]["atomic_clock"] == "100MHz"
-    other = next(r for r in experiment.runs if r.workload.name == "check_prctl")
-    assert "atomic_clock" not in other.as_dict()["workload"]
 
 
 def test_kunit_rerun_runs_the_suite_before_reading_it() -> None:
@@ -215,32 +223,36 @@ def test_kunit_rerun_needs_a_kunit_workload(tmp_path: Path) -> None:
         spec.load("bad", tmp_path)
 
 
-def test_from_reset_boots_on_its_own_cpu_with_the_boot_arguments(tmp_path: Path) -> None:
-    from experiments import runner
+def _argv(simulation: object) -> list[str]:
+    return simulation.key_inputs()["argv"]  # type: ignore[attr-defined, no-any-return]
 
+
+def test_from_reset_boots_on_its_own_cpu_with_the_boot_arguments() -> None:
+    from experiments import simulate
+    from support import fake_builds
+
+    builds = fake_builds.make(Path("/unused"), ("kasan-hw",))
     experiment = spec.load("kasan-boot")
     o3 = [r for r in experiment.runs if r.cpu == "o3"]
     assert len(o3) == 3 and all(r.workload.from_reset for r in experiment.runs)
-    args = runner.simulation_args(o3[0], None, tmp_path / "script.sh")
+    args = _argv(simulate.run_simulation(builds, o3[0], None))
     assert args[0] == "direct" and "--checkpoint" not in args
     assert args[args.index("--cpu") + 1] == "o3"
     given = [args[i + 1] for i, a in enumerate(args) if a == "--kernel-arg"]
     assert given == list(o3[0].kernel_args)
-    assert o3[0].as_dict()["workload"]["from_reset"] is True
 
 
-def test_restored_runs_keep_their_arguments_and_keys() -> None:
-    from experiments import runner
+def test_restored_runs_take_the_checkpoint_not_the_boot_arguments() -> None:
+    from experiments import simulate
+    from support import fake_builds
 
+    builds = fake_builds.make(Path("/unused"), ("kasan-hw",))
     run = next(r for r in spec.load("kasan").runs if r.cpu == "o3")
-    assert "from_reset" not in run.as_dict()["workload"]
-
-    class Checkpoint:
-        path = Path("cpt-root")
-
-    args = runner.simulation_args(run, Checkpoint(), Path("script.sh"))  # type: ignore[arg-type]
-    assert args[:3] == ["measure", "--checkpoint", str(Path("cpt-root") / "cpt")]
+    boot = simulate.boot_simulation(builds, run)
+    args = _argv(simulate.run_simulation(builds, run, boot.entry()))
+    assert args[:3] == ["measure", "--checkpoint", f"checkpoints/{boot.entry().key}/cpt"]
     assert "--kernel-arg" not in args
+    assert _argv(boot).count("--kernel-arg") == len(run.kernel_args)
 
 
 def test_repeated_qemu_boots_are_counted_per_cell() -> None:
@@ -255,3 +267,47 @@ def test_repeated_qemu_boots_are_counted_per_cell() -> None:
             for m, v in (("verdict", verdict), ("failed_cases", cases))]
     assert table.cell(pd.DataFrame(rows)) == (
         "pass in 1 of 3 boots; failed: kmalloc_oob_left ×2, kasan_memcmp ×1")
+
+
+@pytest.mark.parametrize("change, message", [
+    (("[matrix]", "[matrix\n"), r"probe.toml: not valid TOML: .*line"),
+    (('params = [[], ["cpu.numROBEntries=64"]]', 'params = ["cpu.numROBEntries=64"]'),
+     r"probe.toml: \[matrix\]: 'params' must be a list of lists of strings, got a list of "
+     r"string"),
+    (('cores = ["cortex-a76"]', 'cores = "cortex-a76"'),
+     r"\[matrix\]: 'cores' must be a list of strings, got string"),
+    (('benchmark = "syscall_loop"', 'benchmark = "syscall_loop"\nrepeats = 3'),
+     r"probe.toml: unknown key 'repeats'; valid keys: name, description"),
+    (("iterations = 100", "iterations = 100\niteration = 5"),
+     r"\[\[workloads\]\] #1: unknown key 'iteration'"),
+    (("iterations = 100", 'iterations = "100"'),
+     r"\[\[workloads\]\] #1: 'iterations' must be a integer, got string"),
+    (("iterations = 100", ""), r"needs 'iterations'"),
+    (('variants = ["baseline"]', ""), r"\[matrix\]: missing key 'variants'"),
+    (('params = [[], ["cpu.numROBEntries=64"]]', 'params = [["cpu.numROBEntries"]]'),
+     r"'cpu.numROBEntries' is not ROOT.NAME=VALUE"),
+    (('params = [[], ["cpu.numROBEntries=64"]]', 'params = [["l4.size=1MiB"]]'),
+     r"unknown root 'l4'; valid roots: cpu, l1i, l1d, l2, l3, mte_tags, sysreg"),
+    (('params = [[], ["cpu.numROBEntries=64"]]', 'params = [["sysreg.sctlr.write_latncy=4"]]'),
+     r"no field 'write_latncy'"),
+    (('params = [[], ["cpu.numROBEntries=64"]]', 'params = [["sysreg.sctlr.write_latency=x"]]'),
+     r"expected a whole number of cycles"),
+    (('features = ["", "pan", "pan,pac"]', 'features = ["pan", "pan"]'),
+     r"names one run twice"),
+])
+def test_bad_definitions_fail_in_one_line(tmp_path: Path, change: tuple[str, str],
+                                          message: str) -> None:
+    old, new = change
+    assert old in GOOD
+    with pytest.raises(spec.BadExperiment, match=message) as failure:
+        spec.load("probe", _write(tmp_path, GOOD.replace(old, new)))
+    assert "\n" not in str(failure.value).strip()
+
+
+def test_a_bad_experiment_stops_before_any_build(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from experiments import __main__ as cli
+
+    monkeypatch.setenv("ARTIFACT_CACHE", str(tmp_path / "cache"))
+    assert cli.main(["run", "no-such-experiment"]) == 1
+    assert not (tmp_path / "cache").exists()

@@ -53,6 +53,10 @@ FEATURES: tuple[str, ...] = ("pan", "pac", "mte", "poe")
 
 CPU_TYPES: tuple[str, ...] = ("atomic", "o3")
 
+# Where a ``--param ROOT.NAME=VALUE`` override starts (run.py's roots; sysreg
+# is the core's system-register timing table, hardening/sysreg.py).
+PARAM_ROOTS: tuple[str, ...] = ("cpu", "l1i", "l1d", "l2", "l3", "mte_tags", "sysreg")
+
 
 class UnknownName(ValueError):
     """A core, feature or CPU type that does not exist; the message lists the valid ones."""

@@ -1,0 +1,150 @@
+"""Stage two: raw gem5 outputs to tidy rows, recomputed on every run.
+
+Nothing here is cached: deriving the metrics from ``stats.txt`` and the guest
+console takes milliseconds, so a change to this code (or to ``stats.py`` or
+``selftests.py``) changes the CSV at the next run without re-simulating.
+Every row carries the run's coordinates and the provenance its raw output's
+sidecar recorded.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from builders import cache
+from experiments import selftests, stats
+from experiments.simulate import CONSOLE, SimulationFailed, tail
+from experiments.spec import RunSpec
+
+COORDINATES = ("experiment", "run", "cpu", "core", "variant", "kernel_args", "features",
+               "params", "workload")
+PROVENANCE = ("gem5_version", "gem5_build", "gem5_patches", "gem5_tools_build",
+              "kernel_variant", "kernel_source", "kernel_build", "disk_build", "checkpoint",
+              "configs_hash", "repo_commit", "repo_dirty")
+CSV_COLUMNS = (*COORDINATES, "metric", "value", "unit", *PROVENANCE, "host_seconds",
+               "host_inst_rate")
+OPS_LINE = re.compile(r"\bops=(\d+)\b")
+
+
+class BadOutput(RuntimeError):
+    """A raw output that does not hold what its workload must report."""
+
+
+def measured_operations(console: str, label: str) -> int:
+    """The benchmark's own count of measured operations (its ``ops=`` line:
+    it may round the requested count up). A console without one is an error:
+    the benchmark did not finish as it should."""
+    found = OPS_LINE.findall(console)
+    if not found:
+        raise BadOutput(f"{label}: the benchmark printed no ops= line (did it finish?)")
+    return int(found[-1])
+
+
+def _manifest_field(kind: str, key: str, *path: str) -> str:
+    """A field of a build's cache manifest ("" when that entry is gone)."""
+    entry = cache.Entry(kind=kind, key=key, root=cache.cache_root())
+    if not key or not entry.exists():
+        return ""
+    value: object = entry.manifest()["inputs"]
+    for name in path:
+        value = value[name]  # type: ignore[index]
+    if isinstance(value, list):
+        return ";".join(str(v[0]) if isinstance(v, list) else str(v) for v in value)
+    if isinstance(value, dict):
+        return " ".join(str(v) for v in value.values())
+    return str(value)
+
+
+def provenance(raw: Path) -> dict[str, object]:
+    sidecar = json.loads((raw / "provenance.json").read_text())
+    return {
+        **{k: sidecar.get(k, "") for k in PROVENANCE},
+        "gem5_patches": _manifest_field("gem5", sidecar["gem5_build"], "patches"),
+        "kernel_source": _manifest_field("kernel", sidecar["kernel_build"], "source"),
+        "host_seconds": sidecar["host_seconds"],
+    }
+
+
+def benchmark_metrics(spec: RunSpec, raw: Path) -> tuple[list[stats.Metric], float | None]:
+    dumps = stats.read_dumps(raw / "m5out" / "stats.txt")
+    if not dumps:
+        raise BadOutput(f"{spec.label}: the guest never dumped statistics (no m5 dumpstats "
+                        f"in the measured region)\n{tail(raw / 'm5out' / CONSOLE)}")
+    console = (raw / "m5out" / CONSOLE).read_text(errors="replace")
+    operations = measured_operations(console, spec.label)
+    try:
+        metrics = stats.region_metrics(dumps[0], operations, spec.features)
+    except stats.MissingStats as err:
+        raise BadOutput(f"{spec.label}: {err} ({raw / 'm5out' / 'stats.txt'})") from err
+    return metrics, stats.host_rate(dumps[0])
+
+
+def selftest_metrics(spec: RunSpec, raw: Path) -> list[stats.Metric]:
+    """The verdict of the selftest the run's console frames (a test that fails
+    is a result, not an error; a test that never ends is an error)."""
+    console = (raw / "m5out" / CONSOLE).read_text(errors="replace")
+    try:
+        verdicts = selftests.parse(console)
+    except selftests.MissingVerdict as err:
+        raise SimulationFailed(f"{spec.label}: {err}\n{tail(raw / 'm5out' / CONSOLE)}") from err
+    if [v.test for v in verdicts] != [spec.workload.args[0]]:
+        raise BadOutput(f"{spec.label}: expected the verdict of {spec.workload.args[0]}, "
+                        f"the console has {[v.test for v in verdicts]}")
+    (verdict,) = verdicts
+    metrics = [stats.Metric(name, value, unit)  # type: ignore[arg-type]
+               for name, value, unit in verdict.metrics()]
+    # The whole simulation (from reset: the boot too), for how long such a run is.
+    dumps = stats.read_dumps(raw / "m5out" / "stats.txt")
+    if dumps:
+        metrics += [stats.Metric("sim_instructions", int(dumps[-1]["simInsts"]), "instructions"),
+                    stats.Metric("sim_seconds", dumps[-1]["simSeconds"], "s")]
+    return metrics
+
+
+def rows_for(spec: RunSpec, raw: cache.Entry) -> list[dict[str, object]]:
+    """Every row one run gives: a metric each, with coordinates and provenance."""
+    if spec.workload.kind == "selftests":
+        metrics, rate = selftest_metrics(spec, raw.path), None
+    else:
+        metrics, rate = benchmark_metrics(spec, raw.path)
+    common = {
+        "experiment": spec.experiment, "run": raw.key, "cpu": spec.cpu,
+        "core": spec.core if spec.cpu == "o3" else "",
+        "variant": spec.variant, "features": "+".join(spec.features) or "none",
+        "kernel_args": " ".join(spec.kernel_args),
+        "params": " ".join(spec.params), "workload": spec.workload.name,
+        **provenance(raw.path), "host_inst_rate": "" if rate is None else rate,
+    }
+    return [{**common, "metric": m.name, "value": m.value, "unit": m.unit} for m in metrics]
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    if not path.is_file():
+        return []
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def merged(existing: Iterable[dict[str, str]], new: Sequence[dict[str, object]],
+           replaced_cpus: Sequence[str]) -> list[dict[str, object]]:
+    """``new`` rows in place of the existing rows of the CPU types a filtered
+    run covered; every other existing row kept (in its place, first)."""
+    kept: list[dict[str, object]] = [dict(r) for r in existing
+                                     if r.get("cpu") not in replaced_cpus]
+    return kept + list(new)
+
+
+def write_csv(rows: Sequence[dict[str, object]], path: Path,
+              columns: tuple[str, ...] = CSV_COLUMNS) -> None:
+    """Write the CSV whole or not at all (columns it lacks left empty)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns, restval="", extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    partial.rename(path)

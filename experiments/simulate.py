@@ -1,0 +1,431 @@
+"""Stage one: run gem5 and keep its raw outputs, keyed by what gem5 runs.
+
+A simulation is gem5's argument list. Its cache key is that list with every
+file replaced by what identifies its content (a cache entry's key, or the
+guest script's text), the gem5 build's key and the hash of the code gem5
+imports (``gem5-configs/``, docstrings and comments left out). Nothing else:
+labels, experiment names and the code that turns outputs into results are not
+in it, so changing them re-simulates nothing, and a change to what gem5 runs
+always re-simulates.
+
+A raw output directory holds ``m5out/`` (stats.txt, config.json, the guest
+console), ``command.txt`` and ``provenance.json``, the sidecar saying which
+commit of this repository, builds and host made it.
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+import logging
+import os
+import platform
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from builders import cache, disk, gem5, kernel
+from builders.process import run
+from experiments.spec import REPO_ROOT, RunSpec, catalog
+
+log = logging.getLogger(__name__)
+
+CONFIGS = REPO_ROOT / "gem5-configs"
+RUN_SCRIPT = CONFIGS / "run.py"
+# Documentation does not change what gem5 computes.
+CONFIG_DOCS = ("README.md",)
+BOOTLOADER = "boot_foundation.arm64"
+CONSOLE = "board.terminal"
+BOOT_MAX_TICKS = 5 * 10**12  # 5 s of guest time; a boot to init takes ~20 ms
+TAIL_LINES = 30
+PROGRESS_SECONDS = 60.0
+# run.py prints one of these now and then (hardening/progress.py).
+PROGRESS_LINE = re.compile(r"^progress: tick=(\d+) start=(\d+) limit=(\d+) insts=(\d+)")
+TICKS_PER_SECOND = 10**12
+GEM5_EXIT_MEANING = {
+    2: "bad arguments or a feature this gem5 build lacks",
+    3: "the guest script failed",
+    4: "the guest kernel panicked or oopsed",
+    5: "tick limit reached: the guest hung or never ran m5 exit",
+    6: "unexpected exit event",
+    -signal.SIGKILL: "killed",
+    -signal.SIGTERM: "stopped",
+}
+
+
+class SimulationFailed(RuntimeError):
+    """A gem5 run ended badly; the message carries the guest console's tail."""
+
+
+class Cancelled(RuntimeError):
+    """The user stopped the experiment (Ctrl-C); nothing partial is kept."""
+
+
+@dataclass(frozen=True)
+class Builds:
+    """The cached builds a simulation uses."""
+
+    gem5: cache.Entry
+    tools: cache.Entry
+    disk: cache.Entry
+    kernels: dict[str, cache.Entry]
+    configs_digest: str
+
+    @property
+    def gem5_binary(self) -> Path:
+        return self.gem5.path / "gem5.opt"
+
+    def guest_provenance(self, variant: str) -> dict[str, str]:
+        """What the guest side of a run was: kernel, disk, guest tools."""
+        kernel_entry = self.kernels[variant]
+        return {
+            "kernel_variant": variant,
+            "kernel_source": " ".join(
+                str(v) for v in kernel_entry.manifest()["inputs"]["source"].values()),
+            "kernel_build": kernel_entry.key,
+            "disk_build": self.disk.key,
+            "gem5_tools_build": self.tools.key,
+        }
+
+
+def configs_digest() -> str:
+    """What gem5 imports from this repository: ``gem5-configs/``'s code."""
+    return cache.tree_digest(CONFIGS, CONFIG_DOCS, cache.code_digest)
+
+
+def ensure_builds(variants: Sequence[str], jobs: int) -> Builds:
+    gem5_patches = REPO_ROOT / "gem5-patches"
+    tools = gem5.ensure_tools(gem5_patches, jobs)
+    return Builds(
+        gem5=gem5.ensure_gem5(gem5_patches, jobs),
+        tools=tools,
+        disk=disk.ensure_disk(REPO_ROOT / "disk-image", tools, jobs),
+        kernels={v: kernel.ensure_kernel(REPO_ROOT / "kernel-patches", v, jobs)
+                 for v in variants},
+        configs_digest=configs_digest(),
+    )
+
+
+def cached_builds(variants: Sequence[str], jobs: int = 2) -> Builds | None:
+    """The builds if gem5 and the kernels are already in the cache (those take
+    hours); the disk image takes a minute and is built when missing."""
+    gem5_patches = REPO_ROOT / "gem5-patches"
+    tools = gem5.tools_entry(gem5_patches)
+    simulator = gem5.gem5_entry(gem5_patches)
+    kernels = {v: kernel.kernel_entry(REPO_ROOT / "kernel-patches", v) for v in variants}
+    if not (tools.exists() and simulator.exists() and all(k.exists() for k in kernels.values())):
+        return None
+    return Builds(gem5=simulator, tools=tools,
+                  disk=disk.ensure_disk(REPO_ROOT / "disk-image", tools, jobs),
+                  kernels=kernels, configs_digest=configs_digest())
+
+
+# --- what gem5 runs ---------------------------------------------------------
+
+@dataclass(frozen=True)
+class CachedFile:
+    """A file inside a cache entry: keyed by the entry's key."""
+
+    entry: cache.Entry
+    name: str
+
+    def concrete(self, outdir: Path) -> str:
+        return str(self.entry.path / self.name)
+
+    def canonical(self) -> str:
+        return f"{self.entry.kind}/{self.entry.key}/{self.name}"
+
+
+@dataclass(frozen=True)
+class GuestScript:
+    """The shell script the guest runs, written beside gem5's outputs."""
+
+    text: str
+
+    def concrete(self, outdir: Path) -> str:
+        path = outdir / "guest-script.sh"
+        path.write_text(self.text)
+        return str(path)
+
+    def canonical(self) -> str:
+        return "guest-script:" + hashlib.sha256(self.text.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class OutputDir:
+    """A directory gem5 writes into the entry (the boot's checkpoint)."""
+
+    name: str
+
+    def concrete(self, outdir: Path) -> str:
+        return str(outdir / self.name)
+
+    def canonical(self) -> str:
+        return f"output:{self.name}"
+
+
+Arg = str | CachedFile | GuestScript | OutputDir
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """One gem5 invocation of ``run.py``: its arguments and what it is for."""
+
+    kind: str  # cache kind: "checkpoints" or "runs"
+    args: tuple[Arg, ...]
+    label: str
+    variant: str
+    max_ticks: int
+    builds: Builds = field(compare=False, repr=False)
+    checkpoint: cache.Entry | None = None
+
+    def key_inputs(self) -> dict[str, object]:
+        return {
+            "gem5": self.builds.gem5.key,
+            "configs": self.builds.configs_digest,
+            "argv": [a if isinstance(a, str) else a.canonical() for a in self.args],
+            "scripts": [a.text for a in self.args if isinstance(a, GuestScript)],
+        }
+
+    def entry(self) -> cache.Entry:
+        return cache.entry(self.kind, self.key_inputs())
+
+    def command(self, outdir: Path) -> list[str]:
+        return [str(self.builds.gem5_binary), f"--outdir={outdir / 'm5out'}", str(RUN_SCRIPT),
+                *[a if isinstance(a, str) else a.concrete(outdir) for a in self.args]]
+
+
+def _files(builds: Builds, variant: str) -> list[Arg]:
+    return ["--vmlinux", CachedFile(builds.kernels[variant], "vmlinux"),
+            "--disk", CachedFile(builds.disk, disk.IMAGE_NAME),
+            "--bootloader", CachedFile(builds.tools, BOOTLOADER)]
+
+
+def boot_simulation(builds: Builds, spec: RunSpec) -> Simulation:
+    """Boot on the atomic CPU to init and checkpoint: one per (kernel,
+    architecture, features, memory, cores, kernel arguments)."""
+    architecture = catalog.architecture_of(spec.core)
+    label = (f"boot {spec.variant}{spec.cmdline_label} {architecture} "
+             f"[{'+'.join(spec.features) or 'none'}]")
+    args: list[Arg] = [
+        "boot", *_files(builds, spec.variant), "--architecture", architecture,
+        "--features", ",".join(spec.features), "--memory", spec.memory,
+        "--cores", str(spec.cores), "--max-ticks", str(BOOT_MAX_TICKS),
+        *[a for k in spec.kernel_args for a in ("--kernel-arg", k)],
+        "--checkpoint-out", OutputDir("cpt")]
+    return Simulation("checkpoints", tuple(args), label, spec.variant, BOOT_MAX_TICKS, builds)
+
+
+def run_simulation(builds: Builds, spec: RunSpec, checkpoint: cache.Entry | None,
+                   check: bool = False) -> Simulation:
+    """Restore the boot's checkpoint into the run's CPU and run the guest
+    script; or (``from_reset``) boot on the run's own CPU with no checkpoint.
+    ``check``: only build the run's model in gem5 (a bad parameter name fails
+    in seconds, before any boot)."""
+    if check:
+        start: list[Arg] = ["measure", "--check", "--checkpoint", OutputDir("unused")]
+    elif checkpoint is None:
+        start = ["direct", *[a for k in spec.kernel_args for a in ("--kernel-arg", k)]]
+    else:
+        start = ["measure", "--checkpoint", CachedFile(checkpoint, "cpt")]
+    max_ticks = int(spec.max_ms * 1e9)
+    args: list[Arg] = [
+        *start, *_files(builds, spec.variant), "--cpu", spec.cpu, "--core", spec.core,
+        "--architecture", catalog.architecture_of(spec.core),
+        "--features", ",".join(spec.features),
+        "--memory", spec.memory, "--cores", str(spec.cores),
+        "--max-ticks", str(max_ticks),
+        # A model check reads no script: one check per distinct model.
+        "--script", GuestScript("# model check\n" if check else spec.guest_script()),
+        *[a for p in spec.params for a in ("--param", p)],
+        *(["--atomic-clock", spec.workload.atomic_clock]
+          if spec.cpu == "atomic" and spec.workload.atomic_clock else [])]
+    kind, label = ("model-checks", f"check {spec.label}") if check else ("runs", spec.label)
+    return Simulation(kind, tuple(args), label, spec.variant, max_ticks, builds, checkpoint)
+
+
+# --- provenance -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RepoState:
+    """This repository's commit and whether its work tree differs from it."""
+
+    commit: str
+    dirty: bool
+
+    @classmethod
+    def read(cls, root: Path = REPO_ROOT) -> RepoState:
+        try:
+            commit = run(["git", "-C", str(root), "rev-parse", "HEAD"]).strip()
+            dirty = bool(run(["git", "-C", str(root), "status", "--porcelain",
+                              "--untracked-files=no"]).strip())
+        except Exception:  # noqa: BLE001 - a copy without git history
+            return cls(commit="unknown", dirty=True)
+        return cls(commit=commit, dirty=dirty)
+
+
+def provenance_sidecar(simulation: Simulation, repo: RepoState, seconds: float,
+                       started: float) -> dict[str, object]:
+    builds = simulation.builds
+    return {
+        "repo_commit": repo.commit,
+        "repo_dirty": repo.dirty,
+        "gem5_version": gem5.GEM5_VERSION,
+        "gem5_build": builds.gem5.key,
+        "gem5_tools_build": builds.tools.key,
+        "kernel_variant": simulation.variant,
+        "kernel_build": builds.kernels[simulation.variant].key,
+        "disk_build": builds.disk.key,
+        "checkpoint": simulation.checkpoint.key if simulation.checkpoint else "",
+        "configs_hash": builds.configs_digest[:16],
+        "host": platform.node(),
+        "host_platform": platform.platform(),
+        "host_python": platform.python_version(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "host_seconds": round(seconds, 1),
+    }
+
+
+# --- running gem5 -----------------------------------------------------------
+
+def tail(path: Path, lines: int = TAIL_LINES) -> str:
+    if not path.is_file():
+        return f"({path.name} was not written)"
+    return "\n".join(collections.deque(path.read_text(errors="replace").splitlines(), lines))
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What a running gem5 last reported."""
+
+    tick: int
+    start: int
+    limit: int
+    instructions: int
+
+    @classmethod
+    def last_in(cls, simout: Path) -> Progress | None:
+        if not simout.is_file():
+            return None
+        found = None
+        for line in simout.read_text(errors="replace").splitlines():
+            if match := PROGRESS_LINE.match(line):
+                found = match
+        return cls(*map(int, found.groups())) if found else None
+
+    def describe(self, host_seconds: float) -> str:
+        simulated = self.tick - self.start
+        share = simulated / self.limit if self.limit else 0.0
+        rate = self.instructions / host_seconds if host_seconds else 0.0
+        left = ""
+        if 0 < share < 1:
+            left = f", at most {host_seconds * (1 - share) / share / 60:.0f} min to the limit"
+        return (f"{simulated / TICKS_PER_SECOND * 1e3:.2f} ms simulated "
+                f"({share:.1%} of the tick limit), {self.instructions / 1e6:.1f} M instructions, "
+                f"{rate / 1e3:.0f} k instructions/host s{left}")
+
+
+class Gem5Runner:
+    """Runs simulations, any number of threads at once, and can stop them all.
+
+    ``cancel()`` (from Ctrl-C) kills every running gem5 and makes every later
+    ``simulate`` raise ``Cancelled``; the staging directories of the killed
+    runs are removed, so nothing partial is left in the cache.
+    """
+
+    def __init__(self, repo: RepoState, progress_seconds: float = PROGRESS_SECONDS,
+                 report: Callable[[str], None] = log.info) -> None:
+        self.repo = repo
+        self.progress_seconds = progress_seconds
+        self.report = report
+        self._cancelled = threading.Event()
+        self._lock = threading.Lock()
+        self._running: dict[int, subprocess.Popen[bytes]] = {}
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+        with self._lock:
+            processes = list(self._running.values())
+        for process in processes:
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def simulate(self, simulation: Simulation) -> cache.Entry:
+        """The raw outputs of ``simulation``: cached, or made now."""
+        entry = simulation.entry()
+        if entry.exists():
+            return entry
+        with entry.lock():
+            if entry.exists():
+                return entry
+            if self.cancelled:
+                raise Cancelled(simulation.label)
+            with entry.staging(simulation.key_inputs()) as out:
+                started = time.time()
+                seconds = self.run(simulation, out)
+                (out / "provenance.json").write_text(json.dumps(
+                    provenance_sidecar(simulation, self.repo, seconds, started),
+                    indent=2) + "\n")
+        return entry
+
+    def run(self, simulation: Simulation, out: Path) -> float:
+        """Run gem5 once into ``out``; return host seconds, or raise with the
+        console's tail."""
+        m5out = out / "m5out"
+        m5out.mkdir(parents=True, exist_ok=True)
+        command = simulation.command(out)
+        (out / "command.txt").write_text(" ".join(command) + "\n")
+        started = time.monotonic()
+        with (out / "simout.txt").open("wb") as stdout, (out / "simerr.txt").open("wb") as stderr:
+            # A session of its own, so that cancel() kills gem5 and nothing else.
+            process = subprocess.Popen(command, stdout=stdout, stderr=stderr, cwd=out,
+                                       start_new_session=True)
+            with self._lock:
+                self._running[process.pid] = process
+            try:
+                if self.cancelled:
+                    self.cancel()
+                code = self._wait(process, simulation, out, started)
+            finally:
+                with self._lock:
+                    self._running.pop(process.pid, None)
+        seconds = time.monotonic() - started
+        if self.cancelled:
+            raise Cancelled(simulation.label)
+        if code != 0:
+            meaning = GEM5_EXIT_MEANING.get(code, "gem5 itself failed")
+            raise SimulationFailed(
+                f"{simulation.label}: gem5 exited with status {code} ({meaning}) after "
+                f"{seconds:.0f} s.\n"
+                f"--- gem5 stderr (tail) ---\n{tail(out / 'simerr.txt', 15)}\n"
+                f"--- guest console (tail) ---\n{tail(m5out / CONSOLE)}")
+        return seconds
+
+    def _wait(self, process: subprocess.Popen[bytes], simulation: Simulation, out: Path,
+              started: float) -> int:
+        while True:
+            try:
+                return process.wait(timeout=self.progress_seconds)
+            except subprocess.TimeoutExpired:
+                elapsed = time.monotonic() - started
+                progress = Progress.last_in(out / "simout.txt")
+                where = (progress.describe(elapsed) if progress else
+                         "guest console: " + tail(out / "m5out" / CONSOLE, 1)[:100])
+                self.report(f"{simulation.label}: {elapsed / 60:.1f} host min, {where}")
+
+
+def interpreter_version() -> str:
+    return sys.version.split()[0]

@@ -1,0 +1,73 @@
+"""A tick limit counted from the start of the run, and progress lines.
+
+gem5's stdlib ``Simulator`` applies ``max_ticks`` to each ``m5.simulate()``
+call, so any exit event that resumes the simulation restarts the count. Here
+the limit is an absolute tick fixed when the run starts (after a restore, from
+the checkpoint's tick), reached through scheduled tick exits that also let
+the run report how far it is: ``progress: tick=… start=… limit=… insts=…``
+on stdout, at most every ``print_seconds`` of host time. Leaving and resuming
+the event loop at a tick changes no simulated state.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import m5
+
+# Simulated time between checks: 1 ms (a fraction of a host second on the
+# atomic CPU, tens of seconds on O3).
+CHECK_TICKS = 10**9
+PRINT_SECONDS = 20.0
+
+
+class TickLimit:
+    """The run's checks: ``on_tick_exit()`` is its SCHEDULED_TICK handler,
+    ``begin()`` (once the board is instantiated) starts the count, and
+    ``reached`` says whether the limit stopped the run."""
+
+    def __init__(self, board: object, max_ticks: int, print_seconds: float = PRINT_SECONDS,
+                 check_ticks: int = CHECK_TICKS) -> None:
+        self.board = board
+        self.limit = max_ticks
+        self.start = 0
+        self.deadline: int | None = None
+        self.print_seconds = print_seconds
+        self.check_ticks = check_ticks
+        self.reached = False
+        self._printed = time.monotonic()
+
+    def begin(self) -> None:
+        self.start = m5.curTick()
+        self.deadline = self.start + self.limit if self.limit else None
+        self._printed = time.monotonic()
+        self._schedule()
+
+    def _schedule(self) -> None:
+        target = m5.curTick() + self.check_ticks
+        if self.deadline is not None:
+            target = min(target, self.deadline)
+        m5.scheduleTickExitAbsolute(target, "progress check")
+
+    def instructions(self) -> int:
+        return sum(int(core.get_simobject().totalInsts())
+                   for core in self.board.get_processor().get_cores())
+
+    def report(self) -> None:
+        print(f"progress: tick={m5.curTick()} start={self.start} limit={self.limit} "
+              f"insts={self.instructions()}", flush=True)
+
+    def on_tick_exit(self) -> Iterator[bool]:
+        """The SCHEDULED_TICK handler: stop at the limit, else go on."""
+        while True:
+            now = m5.curTick()
+            if self.deadline is not None and now >= self.deadline:
+                self.reached = True
+                yield True
+                continue
+            if time.monotonic() - self._printed >= self.print_seconds:
+                self._printed = time.monotonic()
+                self.report()
+            self._schedule()
+            yield False

@@ -1,0 +1,301 @@
+"""The runner's logic on a fake gem5 (tests/support/fake_gem5.py): what
+re-simulates and what does not, failures, cancellation, locks, progress,
+filtered runs. No gem5 needed; no timing asserted."""
+
+from __future__ import annotations
+
+import csv
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from support import fake_builds
+
+from builders import cache
+from experiments import collect, runner, simulate, spec, stats
+
+PROBE = """
+name = "probe"
+benchmark = "syscall_loop"
+[matrix]
+cores = ["cortex-a76"]
+variants = ["baseline"]
+features = ["", "pan"]
+[[workloads]]
+name = "invalid"
+args = ["invalid", "10", "1000"]
+iterations = 1000
+"""
+
+
+@pytest.fixture
+def cache_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "cache"
+    monkeypatch.setenv(cache.CACHE_ENV, str(root))
+    monkeypatch.setenv("FAKE_GEM5_LOG", str(tmp_path / "gem5-invocations.log"))
+    for knob in ("FAKE_GEM5_SLEEP", "FAKE_GEM5_EXIT", "FAKE_GEM5_NO_OPS", "FAKE_GEM5_NO_L2"):
+        monkeypatch.delenv(knob, raising=False)
+    return root
+
+
+def _experiment(tmp_path: Path, text: str = PROBE) -> spec.Experiment:
+    definitions = tmp_path / "definitions"
+    definitions.mkdir(exist_ok=True)
+    (definitions / "probe.toml").write_text(text)
+    return spec.load("probe", definitions)
+
+
+def _run(tmp_path: Path, experiment: spec.Experiment, results: str = "results",
+         cpu: str | None = None) -> list[dict[str, str]]:
+    builds = fake_builds.make(cache.cache_root())
+    gem5 = simulate.Gem5Runner(simulate.RepoState.read(), progress_seconds=0.2)
+    runner.run_experiments([experiment], builds, gem5, 2, tmp_path / results, cpu)
+    with (tmp_path / results / "probe.csv").open() as handle:
+        return list(csv.DictReader(handle))
+
+
+def _simulations(tmp_path: Path) -> list[str]:
+    log = tmp_path / "gem5-invocations.log"
+    return log.read_text().splitlines() if log.is_file() else []
+
+
+def test_a_run_boots_once_and_simulates_once(tmp_path: Path, cache_root: Path) -> None:
+    rows = _run(tmp_path, _experiment(tmp_path))
+    modes = [line.split()[1] for line in _simulations(tmp_path)]
+    # One boot per feature set, one run each.
+    assert sorted(modes) == ["boot", "boot", "measure", "measure"]
+    assert {r["features"] for r in rows} == {"none", "pan"}
+    by_metric = {(r["features"], r["metric"]): r for r in rows}
+    # gem5 leaves out zero counters; the owner is there, so they read 0.
+    assert float(by_metric[("pan", "l1d_misses")]["value"]) == 0
+    assert float(by_metric[("pan", "ns_per_iteration")]["value"]) > 0
+    row = by_metric[("pan", "cycles")]
+    assert row["gem5_build"] == "fa4e9e5000000001" and row["checkpoint"]
+    assert row["repo_commit"] and row["repo_dirty"] in ("True", "False")
+    assert row["gem5_patches"] == "0001-fake.patch" and row["kernel_source"] == "debian 6.12.fake"
+    sidecar = cache.Entry("runs", row["run"], cache_root).path / "provenance.json"
+    assert sidecar.is_file()
+
+
+def test_metric_code_changes_the_csv_without_simulating(
+        tmp_path: Path, cache_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    experiment = _experiment(tmp_path)
+    _run(tmp_path, experiment)
+    before = len(_simulations(tmp_path))
+    derive = stats.region_metrics
+
+    def with_one_more(dump: dict[str, float], iterations: int,
+                      features: tuple[str, ...] = ()) -> list[stats.Metric]:
+        return [*derive(dump, iterations, features), stats.Metric("new_metric", 1.0, "count")]
+
+    monkeypatch.setattr(stats, "region_metrics", with_one_more)
+    rows = _run(tmp_path, experiment)
+    assert len(_simulations(tmp_path)) == before
+    assert {r["metric"] for r in rows} >= {"new_metric", "cycles"}
+
+
+def test_a_change_to_what_gem5_runs_simulates_again(tmp_path: Path, cache_root: Path) -> None:
+    _run(tmp_path, _experiment(tmp_path))
+    before = _simulations(tmp_path)
+    # Another guest command line: same checkpoints, new runs.
+    rows = _run(tmp_path, _experiment(tmp_path, PROBE.replace('"10", "1000"', '"10", "2000"')))
+    after = _simulations(tmp_path)
+    assert [line.split()[1] for line in after[len(before):]] == ["measure", "measure"]
+    # A parameter override changes gem5's arguments too.
+    _run(tmp_path, _experiment(tmp_path, PROBE.replace(
+        'features = ["", "pan"]', 'features = ["pan"]\nparams = [["cpu.numROBEntries=64"]]')))
+    assert len(_simulations(tmp_path)) == len(after) + 1
+    assert {r["experiment"] for r in rows} == {"probe"}
+
+
+def test_the_key_is_what_gem5_runs() -> None:
+    builds = fake_builds.make(Path("/nonexistent-cache"))
+    run = _spec_from(PROBE)
+    boot = simulate.boot_simulation(builds, run)
+    simulation = simulate.run_simulation(builds, run, boot.entry())
+    inputs = simulation.key_inputs()
+    assert inputs["gem5"] == builds.gem5.key and inputs["configs"] == builds.configs_digest
+    argv = inputs["argv"]
+    assert isinstance(argv, list)
+    # Files appear as the keys of their content, never as host paths.
+    assert f"kernel/{builds.kernels['baseline'].key}/vmlinux" in argv
+    assert f"checkpoints/{boot.entry().key}/cpt" in argv
+    assert not [a for a in argv if "/nonexistent-cache" in a]
+    assert inputs["scripts"] == [run.guest_script()]
+    # The experiment's name and the run's label are not in it.
+    renamed = simulate.run_simulation(builds, _spec_from(PROBE.replace("probe", "other")),
+                                      boot.entry())
+    assert renamed.entry().key == simulation.entry().key
+
+
+def _spec_from(text: str) -> spec.RunSpec:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        (Path(scratch) / "probe.toml").write_text(text)
+        return spec.load("probe", Path(scratch)).runs[-1]
+
+
+def test_code_hash_is_text_not_a_syntax_tree_dump() -> None:
+    source = ('"""Module doc."""\n\n# why\nX = 1  # trailing\n\n\ndef f() -> int:\n'
+              '    """Doc."""\n    return X\n')
+    # Plain text: the same on every Python version (ast.dump is not).
+    assert cache.python_code(source) == "X = 1\ndef f() -> int:\n    return X\n"
+
+
+def test_missing_counter_owner_and_missing_ops_are_errors(
+        tmp_path: Path, cache_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_GEM5_NO_L2", "1")
+    with pytest.raises(runner.ExperimentFailed, match="l2_misses"):
+        _run(tmp_path, _experiment(tmp_path))
+    monkeypatch.delenv("FAKE_GEM5_NO_L2")
+    monkeypatch.setenv("FAKE_GEM5_NO_OPS", "1")
+    with pytest.raises(runner.ExperimentFailed, match="ops= line"):
+        _run(tmp_path, _experiment(tmp_path, PROBE.replace('"1000"', '"1001"')))
+    assert not (tmp_path / "results" / "probe.csv").exists()
+
+
+def test_every_failure_is_in_the_summary(tmp_path: Path, cache_root: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    experiment = _experiment(tmp_path)
+    builds = fake_builds.make(cache.cache_root())
+    gem5 = simulate.Gem5Runner(simulate.RepoState.read())
+    monkeypatch.setenv("FAKE_GEM5_EXIT", "4")
+    with pytest.raises(runner.ExperimentFailed) as failure:
+        runner.run_experiments([experiment], builds, gem5, 2, tmp_path / "results")
+    message = str(failure.value)
+    # Both boots fail (status 4), each reported with its meaning; no run starts.
+    assert "panicked" in message and "SimulationFailed" in message
+    assert not list((cache_root / "checkpoints").glob("*/manifest.json"))
+    assert not list((cache_root / "checkpoints").glob(".*partial*"))
+
+
+def test_failed_runs_are_all_listed(tmp_path: Path, cache_root: Path,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    experiment = _experiment(tmp_path)
+    builds = fake_builds.make(cache.cache_root())
+    gem5 = simulate.Gem5Runner(simulate.RepoState.read())
+    for run in experiment.runs:  # the checkpoints exist
+        gem5.simulate(simulate.boot_simulation(builds, run))
+    monkeypatch.setenv("FAKE_GEM5_NO_OPS", "1")
+    with pytest.raises(runner.ExperimentFailed, match=r"(?s)2 failed.*\[none\].*\[pan\]"):
+        runner.run_experiments([experiment], builds, gem5, 2, tmp_path / "results")
+
+
+def test_filtered_run_merges_into_the_csv(tmp_path: Path, cache_root: Path) -> None:
+    results = tmp_path / "elsewhere"
+    existing = [{"experiment": "probe", "run": "x", "cpu": "atomic", "metric": "verdict",
+                 "value": "pass"}]
+    collect.write_csv(existing, results / "probe.csv")
+    rows = _run(tmp_path, _experiment(tmp_path), results="elsewhere", cpu="o3")
+    assert [r["cpu"] for r in rows if r["run"] == "x"] == ["atomic"]
+    assert {r["cpu"] for r in rows} == {"atomic", "o3"}
+    # Run again: the o3 rows are replaced, not added twice.
+    again = _run(tmp_path, _experiment(tmp_path), results="elsewhere", cpu="o3")
+    assert len(again) == len(rows)
+    assert not (tmp_path / "results").exists()
+
+
+def test_progress_lines_and_run_start_lines(tmp_path: Path, cache_root: Path,
+                                            monkeypatch: pytest.MonkeyPatch,
+                                            caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setenv("FAKE_GEM5_SLEEP", "1")
+    caplog.set_level(logging.INFO)
+    _run(tmp_path, _experiment(tmp_path))
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("2 runs: 0 cached, 2 to simulate" in m for m in messages)
+    assert sum("start: cortex-a76" in m for m in messages) == 2
+    assert any("ms simulated" in m and "of the tick limit" in m and "instructions/host s" in m
+               for m in messages)
+    caplog.clear()
+    monkeypatch.delenv("FAKE_GEM5_SLEEP")
+    _run(tmp_path, _experiment(tmp_path))
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("2 runs: 2 cached, 0 to simulate" in m for m in messages)
+    assert sum("cached: cortex-a76" in m for m in messages) == 2
+
+
+def test_progress_describes_share_and_time_left() -> None:
+    progress = simulate.Progress(tick=2 * 10**9 + 10**9, start=10**9, limit=8 * 10**9,
+                                 instructions=4_000_000)
+    text = progress.describe(host_seconds=60.0)
+    assert text.startswith("2.00 ms simulated (25.0% of the tick limit), 4.0 M instructions")
+    assert "67 k instructions/host s" in text and "at most 3 min to the limit" in text
+
+
+def test_two_runners_at_once_simulate_each_run_once(tmp_path: Path, cache_root: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_GEM5_SLEEP", "0.5")
+    experiment = _experiment(tmp_path)
+    errors: list[BaseException] = []
+
+    def one(results: str) -> None:
+        try:
+            _run(tmp_path, experiment, results=results)
+        except BaseException as err:  # noqa: BLE001 - reported below
+            errors.append(err)
+
+    threads = [threading.Thread(target=one, args=(f"results-{n}",)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    assert sorted(line.split()[1] for line in _simulations(tmp_path)) == [
+        "boot", "boot", "measure", "measure"]
+
+
+def test_entry_lock_makes_one_builder(tmp_path: Path) -> None:
+    entry = cache.Entry("disk", "0123456789abcdef", tmp_path)
+    built: list[int] = []
+
+    def build(n: int) -> None:
+        with entry.lock():
+            if entry.exists():
+                return
+            with entry.staging({"n": n}) as out:
+                time.sleep(0.2)
+                (out / "image").write_text(str(n))
+                built.append(n)
+
+    threads = [threading.Thread(target=build, args=(n,)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(built) == 1 and entry.exists()
+
+
+def test_ctrl_c_stops_everything_and_keeps_nothing(tmp_path: Path, cache_root: Path) -> None:
+    definitions = tmp_path / "definitions"
+    definitions.mkdir()
+    (definitions / "probe.toml").write_text(PROBE)
+    env = {**os.environ, "FAKE_GEM5_SLEEP": "60"}
+    harness = Path(fake_builds.__file__)
+    process = subprocess.Popen([sys.executable, str(harness), str(definitions), "probe",
+                                str(tmp_path / "results")], env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log = tmp_path / "gem5-invocations.log"
+    deadline = time.monotonic() + 60
+    while not (log.is_file() and len(log.read_text().splitlines()) >= 2):
+        assert time.monotonic() < deadline, "the fake gem5 never started"
+        assert process.poll() is None, process.communicate()[0]
+        time.sleep(0.1)
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode == 130, output
+    pids = [int(line.split()[0]) for line in log.read_text().splitlines()]
+    assert len(pids) == 2  # both boots ran; nothing queued was started after
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert not [p for p in cache_root.rglob("*") if ".partial-" in p.name]
+    assert not list((cache_root / "checkpoints").glob("*/manifest.json"))
+    assert not list((cache_root / "runs").glob("*/manifest.json"))
+    assert not (tmp_path / "results" / "probe.csv").exists()
