@@ -115,3 +115,36 @@ def test_unknown_system_register_is_refused(builds: Builds, tmp_path: Path) -> N
     with pytest.raises(SimulationFailed, match="(?s)unknown system register 'sctlr_el9'"):
         _check_model(builds, tmp_path, "--core", "cortex-a76",
                      "--param", "sysreg.x.regs=sctlr_el9")
+
+
+REAL_PROBE = """
+name = "probe"
+benchmark = "syscall_loop"
+[matrix]
+cores = ["cortex-a76"]
+variants = ["baseline"]
+features = ["pan"]
+[[workloads]]
+name = "invalid"
+args = ["invalid", "20", "200"]
+iterations = 200
+"""
+
+
+def test_one_real_run_through_the_runner(builds: Builds, tmp_path: Path) -> None:
+    import csv
+
+    from experiments import runner, spec
+
+    (tmp_path / "probe.toml").write_text(REAL_PROBE)
+    experiment = spec.load("probe", tmp_path)
+    gem5 = simulate.Gem5Runner(simulate.RepoState.read())
+    (target,) = runner.run_experiments([experiment], builds, gem5, 1, tmp_path / "results")
+    with target.open() as handle:
+        rows = {r["metric"]: r for r in csv.DictReader(handle)}
+    assert float(rows["cycles_per_iteration"]["value"]) > 0
+    assert rows["instructions"]["gem5_build"] == builds.gem5.key
+    assert rows["instructions"]["checkpoint"]
+    # Collected again from the same raw outputs: the same rows.
+    (again,) = runner.run_experiments([experiment], builds, gem5, 1, tmp_path / "again")
+    assert again.read_text() == target.read_text()
