@@ -56,8 +56,12 @@ disk: venv
 test: venv
 	@$(PY) -m pytest -q
 
+# RESULTS_DIR=dir writes the CSVs there instead of results/ (a re-run beside
+# the committed results).
+RESULTS_DIR ?=
 experiments: venv
-	@$(PY) -m experiments run -j $(JOBS) $(if $(filter all,$(EXPERIMENTS)),--all,$(EXPERIMENTS))
+	@$(PY) -m experiments run -j $(JOBS) $(if $(RESULTS_DIR),--results-dir $(RESULTS_DIR)) \
+		$(if $(filter all,$(EXPERIMENTS)),--all,$(EXPERIMENTS))
 ifeq ($(EXPERIMENTS),all)
 	@$(MAKE) --no-print-directory qemu-reference
 endif
