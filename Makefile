@@ -15,7 +15,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILD := $(PY) -m builders -j $(JOBS)
 
-.PHONY: all deps venv gem5 kernel kernels disk experiments qemu-reference figures test
+.PHONY: all deps venv gem5 kernel kernels disk experiments compare qemu-reference figures test
 
 # The quick experiment set and its figures; EXPERIMENTS=all runs every experiment
 # and draws every figure.
@@ -65,6 +65,17 @@ experiments: venv
 ifeq ($(EXPERIMENTS),all)
 	@$(MAKE) --no-print-directory qemu-reference
 endif
+
+# Re-make the experiments' results into COMPARE_DIR (from the cache when it is
+# warm: rows are derived again, nothing is simulated twice) and compare them
+# with the committed results/: identical where the builds are the same, within
+# experiments/tolerances.toml where they are not; exit 1 naming what moved.
+COMPARE_DIR ?= $(ARTIFACT_CACHE)/compare-results
+compare: venv
+	@rm -rf $(COMPARE_DIR)
+	@$(PY) -m experiments run -j $(JOBS) --results-dir $(COMPARE_DIR) \
+		$(if $(filter all,$(EXPERIMENTS)),--all,$(EXPERIMENTS))
+	@$(PY) -m experiments compare results $(COMPARE_DIR)
 
 # The MTE selftests and the KASAN boots once more on QEMU (-machine
 # virt,mte=on -cpu max), to set gem5's verdicts beside an independent

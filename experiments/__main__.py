@@ -1,5 +1,6 @@
-"""``python -m experiments run NAME [NAME ...] [-j N] [--cpu C] [--results-dir D]``
-and ``python -m experiments list``."""
+"""``python -m experiments run NAME [NAME ...] [-j N] [--cpu C] [--results-dir D]``,
+``python -m experiments compare REFERENCE NEW [NAME ...]`` and
+``python -m experiments list``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import sys
 from pathlib import Path
 
 from builders.process import CommandFailed
-from experiments import runner, simulate, spec
+from experiments import compare, runner, simulate, spec
 
 EXIT_FAILED = 1
 EXIT_CANCELLED = 130  # as a shell reports a process stopped by SIGINT
@@ -28,6 +29,14 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--results-dir", type=Path, default=spec.REPO_ROOT / "results",
                      help="where the CSVs go (default: the repository's results/)")
     sub.add_parser("list", help="list experiments")
+    comparison = sub.add_parser(
+        "compare", help="compare re-run results with reference results; exit 1 if they differ")
+    comparison.add_argument("reference", type=Path, help="directory of reference CSVs "
+                            "(e.g. results)")
+    comparison.add_argument("new", type=Path, help="directory of re-run CSVs")
+    comparison.add_argument("names", nargs="*", help="results to compare (default: every CSV "
+                            "in the re-run directory)")
+    comparison.add_argument("--tolerances", type=Path, default=compare.TOLERANCES)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
                         datefmt="%H:%M:%S")
@@ -37,6 +46,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:20} {'quick' if experiment.quick else '     '} "
                   f"{len(experiment.runs):3} runs  {experiment.description}")
         return 0
+    if args.command == "compare":
+        try:
+            text, agreed = compare.report(compare.compare_dirs(
+                args.reference, args.new, compare.Tolerances.read(args.tolerances), args.names))
+        except compare.BadComparison as err:
+            logging.error("%s", err)
+            return EXIT_FAILED
+        print(text)
+        print("compare: the re-run agrees with the reference" if agreed else
+              "compare: the re-run DIFFERS from the reference")
+        return 0 if agreed else EXIT_FAILED
     if args.jobs < 1:
         parser.error(f"-j must be at least 1, got {args.jobs}")
     try:

@@ -1,0 +1,180 @@
+"""Compare a re-run's results with reference results, row by row.
+
+Rows are joined on their coordinates (experiment, CPU, core, kernel variant
+and arguments, features, parameters, workload, metric). Where both rows were
+made by the same builds (gem5, guest tools, kernel, disk, gem5-configs code),
+nothing simulated can differ, so every value must be identical. Otherwise the
+values must agree within the metric's tolerance from ``tolerances.toml``.
+Host timings are columns, not metrics, and are never compared.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from experiments import collect
+
+TOLERANCES = Path(__file__).resolve().parent / "tolerances.toml"
+# "boot": the QEMU reference's repeated boots (empty in gem5's results).
+JOIN = tuple(c for c in collect.COORDINATES if c != "run") + ("boot", "metric")
+# What made a row: equal in both, the simulation was the same.
+BUILDS = ("gem5_build", "gem5_tools_build", "kernel_build", "disk_build", "configs_hash")
+
+
+class BadComparison(ValueError):
+    """Inputs that cannot be compared (a missing directory, a bad tolerance file)."""
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    """Relative tolerance per metric; ``None`` means the values must be equal."""
+
+    default: float
+    metrics: dict[str, float | None]
+    absolute: dict[str, float]
+
+    @classmethod
+    def read(cls, path: Path = TOLERANCES) -> Tolerances:
+        try:
+            data = tomllib.loads(path.read_text())
+        except (OSError, tomllib.TOMLDecodeError) as err:
+            raise BadComparison(f"{path}: {err}") from err
+        metrics: dict[str, float | None] = {}
+        for name, value in data.get("metrics", {}).items():
+            if value == "exact":
+                metrics[name] = None
+            elif isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+                metrics[name] = float(value)
+            else:
+                raise BadComparison(f"{path}: metrics.{name} must be a non-negative number "
+                                    f"or \"exact\", got {value!r}")
+        default = data.get("default")
+        if not isinstance(default, (int, float)) or isinstance(default, bool) or default < 0:
+            raise BadComparison(f"{path}: 'default' must be a non-negative number")
+        absolute = data.get("absolute", {})
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
+                   for v in absolute.values()):
+            raise BadComparison(f"{path}: [absolute] values must be non-negative numbers")
+        unknown = set(data) - {"default", "metrics", "absolute"}
+        if unknown:
+            raise BadComparison(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; "
+                                "valid: default, metrics, absolute")
+        return cls(float(default), metrics, {k: float(v) for k, v in absolute.items()})
+
+    def of(self, metric: str) -> float | None:
+        return self.metrics.get(metric, self.default)
+
+    def floor(self, metric: str) -> float:
+        return self.absolute.get(metric, 0.0)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One joined row: how it compared."""
+
+    coordinates: tuple[str, ...]
+    reference: str
+    new: str
+    verdict: str  # identical, within, deviates, missing, new
+    rule: str
+
+    def describe(self) -> str:
+        where = " ".join(f"{c}={v}" for c, v in zip(JOIN, self.coordinates) if v)
+        return f"{self.verdict}: {where}: {self.reference} -> {self.new} ({self.rule})"
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def compare_value(reference: str, new: str, same_builds: bool,
+                  tolerance: float | None, floor: float = 0.0) -> tuple[str, str]:
+    """(verdict, rule) for one pair of values."""
+    if same_builds:
+        ref_number, new_number = _number(reference), _number(new)
+        equal = (reference == new if ref_number is None or new_number is None
+                 else ref_number == new_number)
+        return ("identical" if equal else "deviates"), "same builds: must be identical"
+    if tolerance is None or _number(reference) is None or _number(new) is None:
+        return ("identical" if reference == new else "deviates"), "must be equal"
+    ref_number, new_number = float(reference), float(new)
+    if ref_number == new_number:
+        return "identical", f"within {tolerance:.1%}"
+    scale = max(abs(ref_number), abs(new_number))
+    relative = abs(new_number - ref_number) / scale if scale else 0.0
+    close = (relative <= tolerance or math.isclose(relative, tolerance)
+             or abs(new_number - ref_number) <= floor)
+    rule = f"{relative:.2%} apart, tolerance {tolerance:.1%}"
+    return ("within" if close else "deviates"), rule + (f" or {floor:g}" if floor else "")
+
+
+def _index(rows: Iterable[dict[str, str]]) -> dict[tuple[str, ...], dict[str, str]]:
+    return {tuple(r.get(c, "") for c in JOIN): r for r in rows}
+
+
+def compare_rows(reference: list[dict[str, str]], new: list[dict[str, str]],
+                 tolerances: Tolerances) -> list[Outcome]:
+    ref_rows, new_rows = _index(reference), _index(new)
+    outcomes = []
+    for coordinates, ref in ref_rows.items():
+        row = new_rows.get(coordinates)
+        if row is None:
+            outcomes.append(Outcome(coordinates, ref["value"], "", "missing",
+                                    "not in the re-run"))
+            continue
+        # Same builds only where the reference names them all (older results
+        # lack some keys, and QEMU runs are not gem5's).
+        same = all(ref.get(b) and ref.get(b) == row.get(b) for b in BUILDS)
+        verdict, rule = compare_value(ref["value"], row["value"], same,
+                                      tolerances.of(coordinates[-1]),
+                                      tolerances.floor(coordinates[-1]))
+        outcomes.append(Outcome(coordinates, ref["value"], row["value"], verdict, rule))
+    outcomes += [Outcome(c, "", r["value"], "new", "not in the reference")
+                 for c, r in new_rows.items() if c not in ref_rows]
+    return outcomes
+
+
+def compare_dirs(reference: Path, new: Path, tolerances: Tolerances,
+                 names: Iterable[str] = ()) -> dict[str, list[Outcome]]:
+    """Outcomes per results file that the re-run has (or the named ones)."""
+    for directory in (reference, new):
+        if not directory.is_dir():
+            raise BadComparison(f"{directory} is not a directory of results")
+    wanted = list(names) or sorted(p.stem for p in new.glob("*.csv"))
+    if not wanted:
+        raise BadComparison(f"{new} holds no results (*.csv) to compare")
+    found = {}
+    for name in wanted:
+        ref_path, new_path = reference / f"{name}.csv", new / f"{name}.csv"
+        if not ref_path.is_file() or not new_path.is_file():
+            missing = ref_path if not ref_path.is_file() else new_path
+            raise BadComparison(f"{missing} does not exist")
+        found[name] = compare_rows(collect.read_csv(ref_path), collect.read_csv(new_path),
+                                   tolerances)
+    return found
+
+
+def report(results: dict[str, list[Outcome]], shown: int = 20) -> tuple[str, bool]:
+    """A table per results file and the deviations; whether all agreed."""
+    lines = ["| results | rows | identical | within tolerance | deviate | missing | new |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    bad: list[Outcome] = []
+    for name, outcomes in results.items():
+        counts = {v: sum(o.verdict == v for o in outcomes)
+                  for v in ("identical", "within", "deviates", "missing", "new")}
+        lines.append(f"| {name} | {len(outcomes)} | {counts['identical']} | {counts['within']} "
+                     f"| {counts['deviates']} | {counts['missing']} | {counts['new']} |")
+        bad += [o for o in outcomes if o.verdict in ("deviates", "missing")]
+    if bad:
+        lines.append("")
+        lines.append(f"{len(bad)} rows disagree" + (f" (first {shown})" if len(bad) > shown
+                                                    else "") + ":")
+        lines += [o.describe() for o in bad[:shown]]
+    return "\n".join(lines), not bad

@@ -1,0 +1,73 @@
+"""compare: identical where the builds match, tolerances elsewhere, names what moved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from experiments import collect, compare
+
+BUILDS = {"gem5_build": "g1", "gem5_tools_build": "t1", "kernel_build": "k1",
+          "disk_build": "d1", "configs_hash": "c1"}
+
+
+def _row(metric: str, value: object, **changes: str) -> dict[str, object]:
+    return {"experiment": "probe", "run": "r1", "cpu": "o3", "core": "cortex-a76",
+            "variant": "baseline", "features": "pan", "workload": "invalid",
+            "metric": metric, "value": value, **BUILDS, **changes}
+
+
+def _write(directory: Path, rows: list[dict[str, object]]) -> Path:
+    collect.write_csv(rows, directory / "probe.csv")
+    return directory
+
+
+def _compare(tmp_path: Path, reference: list[dict[str, object]],
+             new: list[dict[str, object]]) -> tuple[str, bool]:
+    results = compare.compare_dirs(_write(tmp_path / "ref", reference),
+                                   _write(tmp_path / "new", new), compare.Tolerances.read())
+    return compare.report(results)
+
+
+def test_same_builds_must_be_identical(tmp_path: Path) -> None:
+    text, agreed = _compare(tmp_path, [_row("cycles", 1000.0)], [_row("cycles", 1000.0)])
+    assert agreed and "| probe | 1 | 1 | 0 | 0 | 0 | 0 |" in text
+    text, agreed = _compare(tmp_path, [_row("cycles", 1000.0)], [_row("cycles", 1000.5)])
+    assert not agreed and "same builds: must be identical" in text and "cycles" in text
+
+
+def test_other_builds_get_the_metric_tolerance(tmp_path: Path) -> None:
+    other = {"disk_build": "d2"}
+    _, agreed = _compare(tmp_path, [_row("cycles", 1000.0)], [_row("cycles", 1020.0, **other)])
+    assert agreed
+    text, agreed = _compare(tmp_path, [_row("cycles", 1000.0)],
+                            [_row("cycles", 1100.0, **other)])
+    assert not agreed and "9.09% apart, tolerance 3.0%" in text
+    # A few misses more is within the absolute floor however large relatively.
+    _, agreed = _compare(tmp_path, [_row("l1i_misses", 3)], [_row("l1i_misses", 9, **other)])
+    assert agreed
+    # Verdicts never move.
+    _, agreed = _compare(tmp_path, [_row("verdict", "pass")], [_row("verdict", "fail", **other)])
+    assert not agreed
+
+
+def test_missing_rows_disagree_and_new_rows_are_listed(tmp_path: Path) -> None:
+    text, agreed = _compare(tmp_path, [_row("cycles", 1.0), _row("ipc", 2.0)],
+                            [_row("cycles", 1.0), _row("new_metric", 3.0)])
+    assert not agreed and "missing: " in text and "metric=ipc" in text
+    assert "| probe | 3 | 1 | 0 | 0 | 1 | 1 |" in text
+
+
+def test_bad_tolerance_file_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "tolerances.toml"
+    bad.write_text('default = 0.03\n[metrics]\ncycles = "loose"\n')
+    with pytest.raises(compare.BadComparison, match="metrics.cycles"):
+        compare.Tolerances.read(bad)
+
+
+def test_the_committed_results_agree_with_themselves() -> None:
+    results = Path(__file__).resolve().parent.parent / "results"
+    text, agreed = compare.report(compare.compare_dirs(results, results,
+                                                       compare.Tolerances.read()))
+    assert agreed, text
