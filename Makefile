@@ -15,7 +15,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILD := $(PY) -m builders -j $(JOBS)
 
-.PHONY: all deps venv gem5 kernel kernels disk experiments compare qemu-reference figures test
+.PHONY: all deps venv gem5 kernel kernels disk experiments compare sweep qemu-reference figures test
 
 # The quick experiment set and its figures; EXPERIMENTS=all runs every experiment
 # and draws every figure.
@@ -76,6 +76,16 @@ compare: venv
 	@$(PY) -m experiments run -j $(JOBS) --results-dir $(COMPARE_DIR) \
 		$(if $(filter all,$(EXPERIMENTS)),--all,$(EXPERIMENTS))
 	@$(PY) -m experiments compare results $(COMPARE_DIR)
+
+# One parameter over a list of values beside the unmodified model, e.g.
+#   make sweep NAME=syscall PARAM=l2.data_latency VALUES="9 12 15" [CORE=neoverse-n1]
+# CSV and figure in results/derived/.
+sweep: venv
+	@test -n "$(NAME)" -a -n "$(PARAM)" -a -n "$(VALUES)" || { echo "usage: make sweep NAME=<experiment> PARAM=<key> VALUES=\"v1 v2 ...\" [CORE=<core>]" >&2; exit 2; }
+	@$(PY) -m experiments sweep $(NAME) -j $(JOBS) --param $(PARAM) --values $(VALUES) \
+		$(if $(CORE),--core $(CORE))
+	@$(PY) -m plots.sweep results/derived/$(if $(CORE),$(CORE)-)sweep-$(PARAM)/$(NAME).csv \
+		--param $(PARAM)
 
 # The MTE selftests and the KASAN boots once more on QEMU (-machine
 # virt,mte=on -cpu max), to set gem5's verdicts beside an independent

@@ -26,8 +26,25 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     run.add_argument("--cpu", help="only the runs on this CPU type (atomic or o3); their rows "
                      "replace that CPU type's rows in the CSV, the others are kept")
-    run.add_argument("--results-dir", type=Path, default=spec.REPO_ROOT / "results",
-                     help="where the CSVs go (default: the repository's results/)")
+    run.add_argument("--results-dir", type=Path,
+                     help="where the CSVs go (default: the repository's results/, or "
+                     "results/derived/<what> with --core or --param)")
+    run.add_argument("--core", action="append", default=[], dest="cores",
+                     help="run on this core model instead (repeatable): a derived run")
+    run.add_argument("--param", action="append", default=[], dest="params",
+                     help="add a parameter override KEY=VALUE to every run (repeatable), "
+                     "e.g. cpu.numROBEntries=64: a derived run")
+    sweeping = sub.add_parser("sweep", help="run a benchmark experiment with one parameter "
+                              "over a list of values, beside the unmodified model")
+    sweeping.add_argument("name", help="a benchmark experiment")
+    sweeping.add_argument("--param", required=True, dest="key",
+                          help="the parameter, e.g. l2.data_latency")
+    sweeping.add_argument("--values", required=True, nargs="+", help="its values")
+    sweeping.add_argument("--core", action="append", default=[], dest="cores",
+                          help="on this core model instead (repeatable)")
+    sweeping.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    sweeping.add_argument("--results-dir", type=Path,
+                          help="default: results/derived/sweep-<param>")
     sub.add_parser("list", help="list experiments")
     comparison = sub.add_parser(
         "compare", help="compare re-run results with reference results; exit 1 if they differ")
@@ -61,15 +78,27 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"-j must be at least 1, got {args.jobs}")
     try:
         # Every definition is read and checked before anything is built.
-        names = args.names or [n for n in spec.available()
-                               if args.all or spec.load(n).quick]
-        experiments = [spec.load(name) for name in names]
-        if args.cpu:
-            experiments = [spec.only_cpu(e, args.cpu) for e in experiments]
+        results_dir, cpu = args.results_dir, None
+        if args.command == "sweep":
+            experiments = [spec.sweep(spec.load(args.name), args.key, args.values, args.cores)]
+            label = spec.derived_label(args.cores, [f"sweep-{args.key}"])
+            results_dir = results_dir or spec.REPO_ROOT / "results" / "derived" / label
+        else:
+            names = args.names or [n for n in spec.available()
+                                   if args.all or spec.load(n).quick]
+            experiments = [spec.load(name) for name in names]
+            if args.cores or args.params:
+                experiments = [spec.derive(e, args.cores, args.params) for e in experiments]
+                label = spec.derived_label(args.cores, args.params)
+                results_dir = results_dir or spec.REPO_ROOT / "results" / "derived" / label
+            if args.cpu:
+                experiments = [spec.only_cpu(e, args.cpu) for e in experiments]
+                cpu = args.cpu
+        results_dir = results_dir or spec.REPO_ROOT / "results"
         variants = sorted({r.variant for e in experiments for r in e.runs})
         builds = simulate.ensure_builds(variants, args.jobs)
         gem5 = simulate.Gem5Runner(simulate.RepoState.read())
-        runner.run_experiments(experiments, builds, gem5, args.jobs, args.results_dir, args.cpu)
+        runner.run_experiments(experiments, builds, gem5, args.jobs, results_dir, cpu)
     except (KeyboardInterrupt, simulate.Cancelled):
         logging.error("stopped by the user: queued runs cancelled, running gem5 processes "
                       "killed, nothing partial kept")

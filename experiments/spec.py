@@ -6,6 +6,7 @@ import itertools
 import sys
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -126,17 +127,17 @@ def available(definitions: Path = DEFINITIONS) -> list[str]:
     return sorted(p.stem for p in definitions.glob("*.toml"))
 
 
-def check_param(path: Path, text: str) -> None:
+def check_param(where: str, text: str) -> None:
     """``ROOT.NAME=VALUE`` with a known root; ``sysreg.*`` checked in full.
     (Whether a cpu/cache parameter exists is checked by gem5 itself, in
     seconds, before any simulation.)"""
     name, sep, _ = text.partition("=")
     root = name.split(".", 1)[0]
     if not sep or "." not in name or not all(name.split(".")):
-        raise BadExperiment(f"{path}: [matrix] params: '{text}' is not ROOT.NAME=VALUE "
+        raise BadExperiment(f"{where}: '{text}' is not ROOT.NAME=VALUE "
                             "(e.g. cpu.numROBEntries=192)")
     if root not in catalog.PARAM_ROOTS:
-        raise BadExperiment(f"{path}: [matrix] params: '{text}': unknown root '{root}'; "
+        raise BadExperiment(f"{where}: '{text}': unknown root '{root}'; "
                             f"valid roots: {', '.join(catalog.PARAM_ROOTS)}")
     if root == "sysreg":
         parts = name.split(".")
@@ -146,7 +147,7 @@ def check_param(path: Path, text: str) -> None:
         try:
             base.overridden([text])
         except sysreg.BadSysRegTiming as err:
-            raise BadExperiment(f"{path}: [matrix] params: {err}") from err
+            raise BadExperiment(f"{where}: {err}") from err
 
 
 def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
@@ -205,7 +206,7 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
     param_sets = [tuple(p) for p in matrix.get("params", [[]])]
     for params in param_sets:
         for text in params:
-            check_param(path, text)
+            check_param(f"{path}: [matrix] params", text)
     # Kernel command lines: each boots (and checkpoints) separately.
     cmdlines = [tuple(c) for c in matrix.get("kernel_args", [[]])]
     excludes = [_exclusion(e) for e in data.get("exclude", [])]
@@ -234,6 +235,60 @@ def only_cpu(experiment: Experiment, cpu: str) -> Experiment:
     if cpu not in catalog.CPU_TYPES:
         raise BadExperiment(f"unknown cpu '{cpu}'; valid cpus: {', '.join(catalog.CPU_TYPES)}")
     return replace(experiment, runs=tuple(r for r in experiment.runs if r.cpu == cpu))
+
+
+def _override_key(text: str) -> str:
+    return text.partition("=")[0]
+
+
+def derive(experiment: Experiment, cores: Sequence[str] = (),
+           params: Sequence[str] = ()) -> Experiment:
+    """The experiment on other cores and/or with more parameter overrides: each
+    run's core replaced by every one of ``cores`` (if given) and ``params``
+    applied after its own (an override of a key the run already sets replaces
+    it). Checked like an experiment file's entries."""
+    for core in cores:
+        try:
+            catalog.check_core(core)
+        except catalog.UnknownName as err:
+            raise BadExperiment(f"--core: {err}") from err
+    for text in params:
+        check_param("--param", text)
+    keys = {_override_key(t) for t in params}
+    derived: list[RunSpec] = []
+    for run in experiment.runs:
+        merged = tuple(p for p in run.params if _override_key(p) not in keys) + tuple(params)
+        # The atomic CPU has no core model: its runs keep their one core.
+        for core in (cores if cores and run.cpu == "o3" else (run.core,)):
+            candidate = replace(run, core=core, params=merged)
+            if candidate not in derived:
+                derived.append(candidate)
+    what = " ".join([*(f"--core {c}" for c in cores), *(f"--param {p}" for p in params)])
+    return replace(experiment, runs=tuple(derived),
+                   description=f"{experiment.description} (derived: {what})")
+
+
+def sweep(experiment: Experiment, key: str, values: Sequence[str],
+          cores: Sequence[str] = ()) -> Experiment:
+    """The unmodified experiment (on ``cores``, if given) and one copy of it per
+    value of the parameter ``key``."""
+    if experiment.kind != "benchmark":
+        raise BadExperiment(f"{experiment.name} is a {experiment.kind} experiment: a sweep "
+                            "needs a benchmark one")
+    if not values:
+        raise BadExperiment("a sweep needs at least one value")
+    runs = list(derive(experiment, cores).runs)
+    for value in values:
+        runs += [r for r in derive(experiment, cores, [f"{key}={value}"]).runs if r not in runs]
+    return replace(experiment, runs=tuple(runs),
+                   description=f"{experiment.description} (sweep of {key}: "
+                               f"{', '.join(values)})")
+
+
+def derived_label(cores: Sequence[str], params: Sequence[str]) -> str:
+    """A directory name for a derived experiment's results."""
+    text = "-".join([*cores, *params]) or "unmodified"
+    return "".join(c if c.isalnum() or c in "-_.=" else "_" for c in text)[:120]
 
 
 def selftests_available(listing: Path = SELFTEST_LIST) -> list[str]:

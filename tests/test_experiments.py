@@ -311,3 +311,42 @@ def test_a_bad_experiment_stops_before_any_build(tmp_path: Path,
     monkeypatch.setenv("ARTIFACT_CACHE", str(tmp_path / "cache"))
     assert cli.main(["run", "no-such-experiment"]) == 1
     assert not (tmp_path / "cache").exists()
+
+
+def test_derived_runs_take_the_core_and_the_extra_overrides(tmp_path: Path) -> None:
+    experiment = spec.load("probe", _write(tmp_path, GOOD))
+    derived = spec.derive(experiment, ["neoverse-n1", "cortex-a75"], ["cpu.numROBEntries=96"])
+    assert {r.core for r in derived.runs} == {"neoverse-n1", "cortex-a75"}
+    # The override of a key the run already sets replaces it: no duplicates.
+    assert {r.params for r in derived.runs} == {("cpu.numROBEntries=96",)}
+    assert len(derived.runs) == 2 * 3
+    with pytest.raises(spec.BadExperiment, match="--core: unknown core 'a99'"):
+        spec.derive(experiment, ["a99"])
+    with pytest.raises(spec.BadExperiment, match="--param: 'l2size' is not ROOT.NAME=VALUE"):
+        spec.derive(experiment, params=["l2size"])
+    assert spec.derived_label(["neoverse-n1"], ["l2.size=1MiB"]) == "neoverse-n1-l2.size=1MiB"
+
+
+def test_a_sweep_keeps_the_unmodified_model_beside_each_value(tmp_path: Path) -> None:
+    experiment = spec.load("probe", _write(tmp_path, GOOD.replace(
+        'params = [[], ["cpu.numROBEntries=64"]]', "")))
+    swept = spec.sweep(experiment, "l2.data_latency", ["9", "12"])
+    assert sorted({r.params for r in swept.runs}) == [
+        (), ("l2.data_latency=12",), ("l2.data_latency=9",)]
+    assert len(swept.runs) == 3 * 3
+
+
+def test_the_sweep_figure_reads_the_swept_values(tmp_path: Path) -> None:
+    from experiments import collect
+    from plots import sweep
+
+    rows = [{"experiment": "probe", "core": "cortex-a76", "variant": "baseline",
+             "features": "pan", "workload": "invalid", "params": params,
+             "metric": "ns_per_iteration", "value": value, "unit": "ns",
+             "gem5_version": "v", "gem5_build": "g", "kernel_build": "k"}
+            for params, value in (("", 100.0), ("l2.data_latency=9", 101.0),
+                                  ("l2.data_latency=12", 103.0))]
+    collect.write_csv(rows, tmp_path / "probe.csv")
+    assert sweep.value_of("cpu.x=1 l2.data_latency=9", "l2.data_latency") == "9"
+    assert sweep.main([str(tmp_path / "probe.csv"), "--param", "l2.data_latency"]) == 0
+    assert (tmp_path / "probe-l2.data_latency.png").is_file()
