@@ -146,7 +146,44 @@ class Entry:
         return self.root / self.kind / self.key
 
     def exists(self) -> bool:
-        return (self.path / MANIFEST).is_file()
+        """Complete: the manifest is there and every file it lists has its size
+        (a cheap check; ``damage()`` reads the contents)."""
+        if not (self.path / MANIFEST).is_file():
+            return False
+        try:
+            files = self.manifest().get("files", {})
+        except (OSError, ValueError):
+            return False
+        for name, facts in files.items():
+            path = self.path / name
+            if not path.is_file() or path.stat().st_size != facts["size"]:
+                return False
+        return True
+
+    def damage(self) -> list[str]:
+        """The files whose contents differ from the manifest's checksums
+        (entries made before checksums were recorded have none to check)."""
+        if not self.exists():
+            return ["incomplete (a listed file is missing or has another size)"]
+        return [name for name, facts in self.manifest().get("files", {}).items()
+                if file_digest(self.path / name) != facts["sha256"]]
+
+    def usable(self) -> bool:
+        """Whether this entry can be used as it is. A damaged entry (edited or
+        truncated outputs) is removed so that it is built again."""
+        if not (self.path / MANIFEST).is_file():
+            return False
+        damaged = self.damage()
+        if not damaged:
+            return True
+        log.warning("cache entry %s is damaged (%s): removing it to build it again",
+                    self.path, ", ".join(damaged[:5]))
+        with self.lock():
+            if self.path.exists():
+                trash = self.path.with_name(f".{self.key}.partial-{os.getpid()}-damaged")
+                self.path.rename(trash)
+                shutil.rmtree(trash, ignore_errors=True)
+        return False
 
     def manifest(self) -> dict[str, Any]:
         return json.loads((self.path / MANIFEST).read_text())
@@ -171,9 +208,13 @@ class Entry:
                                         dir=self.path.parent))
         try:
             yield scratch
+            files = {path.relative_to(scratch).as_posix():
+                     {"size": path.stat().st_size, "sha256": file_digest(path)}
+                     for path in sorted(scratch.rglob("*"))
+                     if path.is_file() and not path.is_symlink()}
             (scratch / MANIFEST).write_text(
-                json.dumps({"kind": self.kind, "key": self.key, "inputs": inputs},
-                           indent=2, sort_keys=True) + "\n")
+                json.dumps({"kind": self.kind, "key": self.key, "inputs": inputs,
+                            "files": files}, indent=2, sort_keys=True) + "\n")
             if self.path.exists():
                 shutil.rmtree(self.path)
             scratch.rename(self.path)

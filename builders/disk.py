@@ -147,7 +147,7 @@ def ensure_disk(disk_dir: Path, tools: cache.Entry, jobs: int) -> cache.Entry:
     source = kernel.locate_source(root)
     inputs = build_inputs(disk_dir, tools, busybox_deb, source)
     entry = cache.entry("disk", inputs, root)
-    if entry.exists():
+    if entry.usable():
         log.info("disk image cache hit: %s", entry.path)
         return entry
     with entry.lock():

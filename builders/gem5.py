@@ -207,7 +207,7 @@ def ensure_tools(patch_dir: Path, jobs: int, repo: str | None = None) -> cache.E
     options = Gem5BuildOptions()
     entry = tools_entry(patch_dir)
     inputs = tools_inputs(patch_dir)
-    if entry.exists():
+    if entry.usable():
         return entry
     with cache.locked(entry.root / "gem5" / "worktree.lock"):
         if entry.exists():
@@ -228,7 +228,7 @@ def ensure_gem5(patch_dir: Path, jobs: int, repo: str | None = None,
     options = options or Gem5BuildOptions()
     inputs = build_inputs(patch_dir, options)
     entry = cache.entry("gem5", inputs)
-    if entry.exists():
+    if entry.usable():
         log.info("gem5 cache hit: %s", entry.path)
         return entry
     started = time.monotonic()

@@ -245,7 +245,7 @@ def ensure_kernel(patch_root: Path, variant: str, jobs: int) -> cache.Entry:
     source = locate_source(root)
     inputs = build_inputs(patch_root, variant, source)
     entry = cache.entry("kernel", inputs, root)
-    if entry.exists():
+    if entry.usable():
         log.info("kernel %s cache hit: %s", variant, entry.path)
         return entry
     started = time.monotonic()

@@ -22,6 +22,7 @@ import logging
 import os
 import platform
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -58,6 +59,10 @@ GEM5_EXIT_MEANING = {
     -signal.SIGKILL: "killed",
     -signal.SIGTERM: "stopped",
 }
+
+
+# util-linux's setpriv: the child gets SIGKILL when its parent dies.
+ORPHAN_GUARD = ("setpriv", "--pdeathsig", "KILL") if shutil.which("setpriv") else ()
 
 
 class SimulationFailed(RuntimeError):
@@ -366,7 +371,7 @@ class Gem5Runner:
     def simulate(self, simulation: Simulation) -> cache.Entry:
         """The raw outputs of ``simulation``: cached, or made now."""
         entry = simulation.entry()
-        if entry.exists():
+        if entry.usable():
             return entry
         with entry.lock():
             if entry.exists():
@@ -390,9 +395,11 @@ class Gem5Runner:
         (out / "command.txt").write_text(" ".join(command) + "\n")
         started = time.monotonic()
         with (out / "simout.txt").open("wb") as stdout, (out / "simerr.txt").open("wb") as stderr:
-            # A session of its own, so that cancel() kills gem5 and nothing else.
-            process = subprocess.Popen(command, stdout=stdout, stderr=stderr, cwd=out,
-                                       start_new_session=True)
+            # A session of its own, so that cancel() kills gem5 and nothing else;
+            # and killed with this process, so a runner killed outright (SIGKILL)
+            # leaves no gem5 writing into a directory nobody will keep.
+            process = subprocess.Popen([*ORPHAN_GUARD, *command], stdout=stdout, stderr=stderr,
+                                       cwd=out, start_new_session=True)
             with self._lock:
                 self._running[process.pid] = process
             try:

@@ -114,3 +114,20 @@ def test_code_digest_reads_other_files_as_bytes(tmp_path: Path) -> None:
     before = cache.code_digest(data)
     data.write_text("a = 1 # note\n")
     assert cache.code_digest(data) != before
+
+
+def test_truncated_or_edited_entries_are_not_used(tmp_path: Path) -> None:
+    entry = cache.entry("thing", {"x": 3}, tmp_path)
+    with entry.staging({"x": 3}) as out:
+        (out / "sub").mkdir()
+        (out / "sub" / "image").write_text("the whole image\n")
+    assert entry.exists() and entry.usable()
+    assert entry.manifest()["files"]["sub/image"]["size"] == 16
+    # Truncated: the cheap check already refuses it.
+    (entry.path / "sub" / "image").write_text("the whole")
+    assert not entry.exists()
+    # Edited, same size: the checksum refuses it, and the entry is removed.
+    (entry.path / "sub" / "image").write_text("THE WHOLE IMAGE\n")
+    assert entry.exists() and entry.damage() == ["sub/image"]
+    assert not entry.usable()
+    assert not entry.path.exists()

@@ -299,3 +299,42 @@ def test_ctrl_c_stops_everything_and_keeps_nothing(tmp_path: Path, cache_root: P
     assert not list((cache_root / "checkpoints").glob("*/manifest.json"))
     assert not list((cache_root / "runs").glob("*/manifest.json"))
     assert not (tmp_path / "results" / "probe.csv").exists()
+
+
+def test_a_killed_runner_leaves_nothing_and_the_rerun_completes(tmp_path: Path,
+                                                                cache_root: Path) -> None:
+    definitions = tmp_path / "definitions"
+    definitions.mkdir()
+    (definitions / "probe.toml").write_text(PROBE)
+    harness = [sys.executable, str(Path(fake_builds.__file__)), str(definitions), "probe",
+               str(tmp_path / "results")]
+    process = subprocess.Popen(harness, env={**os.environ, "FAKE_GEM5_SLEEP": "60"},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = tmp_path / "gem5-invocations.log"
+    deadline = time.monotonic() + 60
+    while not (log.is_file() and len(log.read_text().splitlines()) >= 2):
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.1)
+    process.kill()  # SIGKILL: no handler runs
+    process.wait()
+    pids = [int(line.split()[0]) for line in log.read_text().splitlines()]
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in pids):
+        assert time.monotonic() < deadline, "gem5 outlived its runner"
+        time.sleep(0.1)
+    assert not list(cache_root.glob("checkpoints/*/manifest.json"))
+    # The next run sweeps the dead run's scratch directories and completes.
+    finished = subprocess.run(harness, capture_output=True, text=True, timeout=120)
+    assert finished.returncode == 0, finished.stdout + finished.stderr
+    assert not [p for p in cache_root.rglob("*") if ".partial-" in p.name]
+    assert (tmp_path / "results" / "probe.csv").is_file()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead but still listed.
+    status = Path(f"/proc/{pid}/status")
+    return status.is_file() and "State:\tZ" not in status.read_text()
