@@ -95,3 +95,4 @@ qemu-reference: venv
 
 figures: venv
 	@for figure in $(FIGURES); do $(PY) -m plots.$$figure || exit 1; done
+	@$(PY) -m plots.readme

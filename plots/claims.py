@@ -1,0 +1,123 @@
+"""Check the numbers the README states against the results they come from.
+
+``plots/claims.toml`` lists each stated number: the README text that holds it,
+the results file and row(s) it comes from, how it is computed from them and
+how far the stated (rounded) number may be from the computed one. ``python
+-m plots.claims`` (and ``make test``) fails on a claim whose text is no longer
+in the README, whose rows are not in the results, or whose number no longer
+matches them.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import sys
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from plots import style
+
+CLAIMS = style.PLOTS / "claims.toml"
+README = style.REPO_ROOT / "README.md"
+OPERATORS: dict[type, Callable[[float, float], float]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+}
+
+
+class BadClaim(ValueError):
+    """A claim the data or the README no longer supports."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    text: str
+    results: str
+    rows: dict[str, dict[str, str]]
+    expression: str
+    value: float
+    tolerance: float
+
+
+def read(path: Path = CLAIMS) -> list[Claim]:
+    data = tomllib.loads(path.read_text())
+    claims = []
+    for entry in data.get("claim", []):
+        unknown = set(entry) - {"id", "text", "results", "where", "rows", "expression",
+                                "value", "tolerance"}
+        if unknown:
+            raise BadClaim(f"{path}: claim {entry.get('id')}: unknown keys {sorted(unknown)}")
+        rows = entry.get("rows") or {"x": entry["where"]}
+        claims.append(Claim(entry["id"], entry["text"], entry["results"], rows,
+                            entry.get("expression", "x"), float(entry["value"]),
+                            float(entry["tolerance"])))
+    return claims
+
+
+def evaluate(expression: str, names: dict[str, float]) -> float:
+    """Arithmetic on named rows' values: + - * /, numbers, parentheses."""
+    def walk(node: ast.AST) -> float:
+        if isinstance(node, ast.Expression):
+            return walk(node.body)
+        if isinstance(node, ast.BinOp) and type(node.op) in OPERATORS:
+            return OPERATORS[type(node.op)](walk(node.left), walk(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -walk(node.operand)
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+            return float(node.value)
+        if isinstance(node, ast.Name) and node.id in names:
+            return names[node.id]
+        raise BadClaim(f"expression '{expression}': cannot evaluate {ast.dump(node)}")
+    return walk(ast.parse(expression, mode="eval"))
+
+
+def row_value(frame: pd.DataFrame, where: dict[str, str], claim: str) -> float:
+    selected = frame
+    for column, wanted in where.items():
+        if column not in frame.columns:
+            raise BadClaim(f"claim {claim}: the results have no column '{column}'")
+        selected = selected[selected[column].astype(str) == str(wanted)]
+    if len(selected) != 1:
+        raise BadClaim(f"claim {claim}: {where} matches {len(selected)} rows, not one")
+    return float(selected["value"].iloc[0])
+
+
+def check(claim: Claim, readme: str, results: Path = style.RESULTS) -> float:
+    """The value the results give for ``claim``; raises if anything disagrees."""
+    if claim.text not in readme:
+        raise BadClaim(f"claim {claim.id}: the README no longer says '{claim.text}'")
+    path = results / f"{claim.results}.csv"
+    if not path.is_file():
+        raise BadClaim(f"claim {claim.id}: {path} does not exist")
+    frame = pd.read_csv(path, keep_default_na=False)
+    names = {name: row_value(frame, where, claim.id) for name, where in claim.rows.items()}
+    computed = evaluate(claim.expression, names)
+    if abs(computed - claim.value) > claim.tolerance:
+        raise BadClaim(f"claim {claim.id}: the README says {claim.value:g} ('{claim.text}'), "
+                       f"{claim.results}.csv gives {computed:.4g} (tolerance {claim.tolerance:g})")
+    return computed
+
+
+def main() -> int:
+    readme = README.read_text()
+    failures = []
+    claims = read()
+    for claim in claims:
+        try:
+            computed = check(claim, readme)
+            print(f"ok   {claim.id}: {claim.value:g} (results: {computed:.4g})")
+        except BadClaim as err:
+            failures.append(str(err))
+            print(f"FAIL {err}")
+    print(f"{len(claims) - len(failures)} of {len(claims)} README claims match their results")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

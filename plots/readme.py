@@ -1,0 +1,56 @@
+"""Put the generated tables into the README.
+
+A README block ``<!-- table: NAME -->`` … ``<!-- end table -->`` holds
+``plots/out/NAME.md`` (written by that figure's script from the results), so
+no table in the README is typed by hand. ``python -m plots.readme`` rewrites
+the blocks (``make figures`` runs it); ``--check`` only reports stale ones.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+
+from plots import style
+
+README = style.REPO_ROOT / "README.md"
+BLOCK = re.compile(r"(<!-- table: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end table -->)",
+                   re.DOTALL)
+
+
+def refreshed(text: str) -> tuple[str, list[str]]:
+    """The README with every block's table from plots/out; the blocks changed."""
+    changed: list[str] = []
+
+    def fill(match: re.Match[str]) -> str:
+        name = match.group("name")
+        table = style.OUT / f"{name}.md"
+        if not table.is_file():
+            raise SystemExit(f"README block '{name}': {table} does not exist (make figures)")
+        body = table.read_text()
+        if body != match.group("body"):
+            changed.append(name)
+        return match.group(1) + body + match.group(4)
+
+    return BLOCK.sub(fill, text), changed
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m plots.readme")
+    parser.add_argument("--check", action="store_true", help="report stale blocks only")
+    args = parser.parse_args(argv)
+    text, changed = refreshed(README.read_text())
+    if args.check:
+        for name in changed:
+            print(f"README table '{name}' differs from plots/out/{name}.md")
+        return 1 if changed else 0
+    if changed:
+        README.write_text(text)
+    print(f"README: {len(changed)} table(s) refreshed" + (f": {', '.join(changed)}"
+                                                          if changed else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

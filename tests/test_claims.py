@@ -1,0 +1,37 @@
+"""The README's numbers match the results they cite (plots/claims.toml)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from plots import claims
+
+
+@pytest.mark.parametrize("claim", claims.read(), ids=lambda c: c.id)
+def test_readme_number_matches_its_results(claim: claims.Claim) -> None:
+    claims.check(claim, claims.README.read_text())
+
+
+def test_a_moved_number_fails(tmp_path: Path) -> None:
+    (tmp_path / "probe.csv").write_text("workload,metric,value\ninvalid,ns,120.2\n")
+    claim = claims.Claim("probe", "takes 121 ns", "probe",
+                         {"x": {"workload": "invalid", "metric": "ns"}}, "x", 121, 0.5)
+    with pytest.raises(claims.BadClaim, match="gives 120.2"):
+        claims.check(claim, "it takes 121 ns", tmp_path)
+    with pytest.raises(claims.BadClaim, match="no longer says"):
+        claims.check(claim, "it takes 120 ns", tmp_path)
+
+
+def test_expressions_are_arithmetic_only() -> None:
+    assert claims.evaluate("100 * (a / b - 1)", {"a": 110.0, "b": 100.0}) == pytest.approx(10)
+    with pytest.raises(claims.BadClaim):
+        claims.evaluate("__import__('os')", {})
+
+
+def test_readme_tables_are_the_generated_ones() -> None:
+    from plots import readme
+
+    _, stale = readme.refreshed(claims.README.read_text())
+    assert not stale, f"README tables differ from plots/out: {stale} (run make figures)"
