@@ -17,7 +17,7 @@ from plots import style
 
 CORE = "cortex-a76"
 WORKLOAD = "invalid"
-SINGLE_WRITE_NS = 0.7  # claims.md C1: "on exit alone about 0.7 ns" (Pixel 4)
+SINGLE_WRITE_NS = 0.7  # docs/published-claims.md C1: exit-only write about 0.7 ns (Pixel 4)
 
 
 def setting(params: str) -> dict[str, str]:

@@ -21,7 +21,7 @@ picked per run with ``--param mte_tags.mode=...``:
     (1/32 of the tagged memory, from the architecture's 4-bit tag per
     16-byte granule), like QEMU's ``virt`` machine, which backs tags with a
     separate RAM region of a 32nd of guest RAM (``hw/arm/virt.c``; see
-    ``../shared/reference/mte-poe-in-gem5.md`` sections 5 and 6.1). A
+    ``docs/parameter-sources.md``, MTE allocation-tag storage). A
     small tag cache (``tag_cache_size``, ``tag_cache_assoc``,
     ``tag_cache_latency``) holds 64-byte tag lines, each covering 2 KiB of
     data; a tag-cache miss reads the tag line from memory through the memory

@@ -1,7 +1,7 @@
 """Cortex-A75, as in the DragonBoard 845c's Snapdragon 845 (claim C1, secondary).
 
 Arm published far less for A75 than for A76 (see the Gaps section of
-../shared/reference/core-parameters.md): ROB, LSQ, TLBs, latencies and the
+docs/parameter-sources.md): ROB, LSQ, TLBs, latencies and the
 branch predictor are not public. Those values are A76's, scaled down where the
 known widths are narrower, and each says so. Source keys:
   AT-A75   AnandTech's transcription of Arm's A75 disclosure

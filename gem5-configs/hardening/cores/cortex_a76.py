@@ -1,6 +1,6 @@
 """Cortex-A76, as in the Pixel 4's Snapdragon 855 big cores (claim C1).
 
-Values come from ../shared/reference/core-parameters.md; the source keys in
+Values come from docs/parameter-sources.md; the source keys in
 comments are the ones listed there:
   A76-TRM  Arm Cortex-A76 Technical Reference Manual
   AT-A76   AnandTech's transcription of Arm's A76 disclosure
@@ -168,7 +168,7 @@ class A76L3(Cache):
 
 
 # System-register timing (gem5 patch 0004), calibrated to claim C1's Pixel 4
-# single-instruction costs (claims.md; 2.84 GHz, so 1 ns = 2.84 cycles):
+# single-instruction costs (docs/published-claims.md; 2.84 GHz, so 1 ns = 2.84 cycles):
 #   one extra `mrs x0, sctlr_el1` on exit ~1.1 ns = ~3 cycles;
 #   an SCTLR_EL1 write on every exit ~0.7 ns = ~2 cycles.
 # Measured on this model against mainline (sctlr-cond-mrs and sctlr-uncond,
@@ -203,7 +203,7 @@ MODEL = CoreModel(
     name="cortex-a76",
     summary="Arm Cortex-A76 (Snapdragon 855 prime core, Pixel 4)",
     clock="2.84GHz",  # SD855 prime core (AT-855)
-    native_features=frozenset({"pan"}),  # PAN yes, PAC/MTE/POE no (core-parameters.md)
+    native_features=frozenset({"pan"}),  # PAN yes, PAC/MTE/POE no (docs/parameter-sources.md)
     make_cpu=lambda cpu_id: CortexA76CPU(cpu_id=cpu_id),
     make_l1i=A76L1I,
     make_l1d=A76L1D,

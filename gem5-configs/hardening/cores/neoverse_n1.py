@@ -2,7 +2,7 @@
 
 N1 is derived from Cortex-A76 (Arm's LLVM N1 model is "copied from Cortex-A76"),
 so the pipeline, functional units and private L1s are the A76 model's; what
-differs is below. Source keys are those of ../shared/reference/core-parameters.md:
+differs is below. Source keys are those of docs/parameter-sources.md:
   N1WP     Arm Neoverse N1 platform white paper (via transcription)
   WC-N1    WikiChip, Neoverse N1
   AT-ALTRA AnandTech, Ampere Altra review

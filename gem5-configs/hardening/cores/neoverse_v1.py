@@ -1,6 +1,6 @@
 """Neoverse V1, as in AWS Graviton3 (claim C2's hardware).
 
-Source keys are those of ../shared/reference/core-parameters.md:
+Source keys are those of docs/parameter-sources.md:
   V1DECK   Arm Neoverse V1 deck, Teratec 2021 (via transcription)
   HC23     Arm Hot Chips 2023 Neoverse V2 talk (gives V1 figures it improves on)
   LLVM-V1  Arm-authored LLVM scheduling model (from the V1 SWOG)
@@ -162,7 +162,7 @@ MODEL = CoreModel(
     make_l2=V1L2,
     make_l3=Graviton3LLC,
     # Graviton3: 8 DDR5 channels (AWS; speed grade not confirmed, see
-    # core-parameters.md). gem5's DDR5-4400: 16 sub-channels = 8 channels.
+    # docs/parameter-sources.md). gem5's DDR5-4400: 16 sub-channels = 8 channels.
     make_memory=dram("DDR5-4400", 16),
     # No per-register costs are published for V1; the A76 calibration (the
     # same Arm design lineage) rather than gem5's drain, which no Arm core

@@ -1,6 +1,6 @@
 """Neoverse V2, as in AWS Graviton4.
 
-Source keys are those of ../shared/reference/core-parameters.md:
+Source keys are those of docs/parameter-sources.md:
   HC23     Arm Hot Chips 2023 Neoverse V2 talk (via transcription)
   JG-V2    jiegec's notes quoting the V2 TRM/SWOG, with Graviton4 measurements
   LLVM-V2  Arm-authored LLVM scheduling model (from the V2 SWOG)
