@@ -34,6 +34,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--param", action="append", default=[], dest="params",
                      help="add a parameter override KEY=VALUE to every run (repeatable), "
                      "e.g. cpu.numROBEntries=64: a derived run")
+    run.add_argument("--samples", type=int, help="layout samples per run (overrides the "
+                     "experiment's 'samples'; sample 0 is the run as defined)")
     sweeping = sub.add_parser("sweep", help="run a benchmark experiment with one parameter "
                               "over a list of values, beside the unmodified model")
     sweeping.add_argument("name", help="a benchmark experiment")
@@ -91,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
                 experiments = [spec.derive(e, args.cores, args.params) for e in experiments]
                 label = spec.derived_label(args.cores, args.params)
                 results_dir = results_dir or spec.REPO_ROOT / "results" / "derived" / label
+            if args.samples is not None:
+                experiments = [spec.with_samples(e, args.samples) for e in experiments]
             if args.cpu:
                 experiments = [spec.only_cpu(e, args.cpu) for e in experiments]
                 cpu = args.cpu

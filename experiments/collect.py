@@ -21,7 +21,7 @@ from experiments.simulate import CONSOLE, SimulationFailed, tail
 from experiments.spec import RunSpec
 
 COORDINATES = ("experiment", "run", "cpu", "core", "variant", "kernel_args", "features",
-               "params", "workload")
+               "params", "workload", "sample")
 PROVENANCE = ("gem5_version", "gem5_build", "gem5_patches", "gem5_tools_build",
               "kernel_variant", "kernel_source", "kernel_build", "disk_build", "checkpoint",
               "configs_hash", "repo_commit", "repo_dirty")
@@ -117,7 +117,7 @@ def rows_for(spec: RunSpec, raw: cache.Entry) -> list[dict[str, object]]:
         "variant": spec.variant, "features": "+".join(spec.features) or "none",
         "kernel_args": " ".join(spec.kernel_args),
         "params": " ".join(spec.params), "workload": spec.workload.name,
-        **provenance(raw.path), "host_inst_rate": "" if rate is None else rate,
+        "sample": spec.sample, **provenance(raw.path), "host_inst_rate": "" if rate is None else rate,
     }
     return [{**common, "metric": m.name, "value": m.value, "unit": m.unit} for m in metrics]
 

@@ -57,7 +57,7 @@ ARGS, LISTS, TABLES = (Type("list of strings or integers"), Type("list of lists 
 TOP_LEVEL: dict[str, Type] = {
     "name": STRING, "description": STRING, "quick": BOOLEAN, "kind": STRING,
     "benchmark": STRING, "memory": STRING, "max_ms": NUMBER, "qemu_boots": INTEGER,
-    "matrix": TABLE, "workloads": TABLES, "exclude": TABLES,
+    "matrix": TABLE, "workloads": TABLES, "exclude": TABLES, "samples": INTEGER,
 }
 TOP_REQUIRED = ("matrix", "workloads")
 MATRIX: dict[str, Type] = {

@@ -21,6 +21,9 @@ from experiments.schema import BadExperiment  # noqa: E402
 
 
 KINDS = ("benchmark", "selftests")
+# Layout samples: 1 MiB and 17 pages more per sample, so that successive samples
+# start the benchmark at different page colours as well as different pages.
+LAYOUT_STEP_KIB = 1024 + 17 * 4
 SELFTEST_LIST = REPO_ROOT / "disk-image" / "selftests" / "list"
 
 
@@ -65,6 +68,10 @@ class RunSpec:
     max_ms: float = 1000.0
     cpu: str = "o3"
     kernel_args: tuple[str, ...] = ()
+    # 0: the run as defined; k > 0: the same run after the guest pins
+    # k * LAYOUT_STEP_KIB of tmpfs, so the benchmark gets other physical pages
+    # (other cache sets, DRAM banks): a sample of the layout's effect.
+    sample: int = 0
 
     @property
     def label(self) -> str:
@@ -72,8 +79,9 @@ class RunSpec:
         params = (" " + " ".join(self.params)) if self.params else ""
         where = self.core if self.cpu == "o3" else self.cpu
         reset = " (from reset)" if self.workload.from_reset else ""
+        sample = f" #{self.sample}" if self.sample else ""
         return (f"{where}{reset} {self.variant}{self.cmdline_label} [{features}] "
-                f"{self.workload.name}{params}")
+                f"{self.workload.name}{params}{sample}")
 
     @property
     def cmdline_label(self) -> str:
@@ -92,7 +100,14 @@ class RunSpec:
                            f"echo run > /sys/kernel/debug/kunit/{suite}/run; {command}")
         else:
             command = " ".join([f"/bench/{self.workload.benchmark}", *self.workload.args])
-        return f"set -e\necho 'run: {command}'\n{command}\n"
+        pad = ""
+        if self.sample:
+            kib = self.sample * LAYOUT_STEP_KIB
+            # Whole steps per write: few system calls on the detailed core.
+            pad = (f"echo 'layout sample {self.sample}: {kib} KiB pinned'\n"
+                   f"dd if=/dev/zero of=/dev/shm/layout-pad bs={LAYOUT_STEP_KIB * 1024} "
+                   f"count={self.sample} 2>/dev/null\n")
+        return f"set -e\n{pad}echo 'run: {command}'\n{command}\n"
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -210,14 +225,18 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
     # Kernel command lines: each boots (and checkpoints) separately.
     cmdlines = [tuple(c) for c in matrix.get("kernel_args", [[]])]
     excludes = [_exclusion(e) for e in data.get("exclude", [])]
+    samples = data.get("samples", 1)
+    if samples < 1 or (samples > 1 and kind != "benchmark"):
+        raise BadExperiment(f"{path}: 'samples' must be at least 1, and above 1 only for "
+                            f"benchmarks (got {samples} for a {kind} experiment)")
     every = [
         RunSpec(experiment=data.get("name", name), core=core,
                 variant=variant, features=features, params=params, workload=workload,
                 memory=data.get("memory", "1GiB"), max_ms=float(data.get("max_ms", 1000.0)),
-                cpu=cpu, kernel_args=cmdline)
-        for cpu, core, variant, features, cmdline, params, workload in itertools.product(
+                cpu=cpu, kernel_args=cmdline, sample=sample)
+        for cpu, core, variant, features, cmdline, params, workload, sample in itertools.product(
             cpus, matrix["cores"], matrix["variants"], feature_sets, cmdlines, param_sets,
-            workloads)
+            workloads, range(samples))
         # The atomic CPU has no core model: one run, not one per core.
         if cpu == "o3" or core == matrix["cores"][0]]
     if len(set(every)) != len(every):
@@ -283,6 +302,18 @@ def sweep(experiment: Experiment, key: str, values: Sequence[str],
     return replace(experiment, runs=tuple(runs),
                    description=f"{experiment.description} (sweep of {key}: "
                                f"{', '.join(values)})")
+
+
+def with_samples(experiment: Experiment, samples: int) -> Experiment:
+    """Every run of the experiment in ``samples`` layout samples (0 … samples-1)."""
+    if samples < 1:
+        raise BadExperiment(f"--samples must be at least 1, got {samples}")
+    if samples > 1 and experiment.kind != "benchmark":
+        raise BadExperiment(f"{experiment.name} is a {experiment.kind} experiment: layout "
+                            "samples are for benchmarks")
+    runs = [replace(run, sample=k) for run in experiment.runs if run.sample == 0
+            for k in range(samples)]
+    return replace(experiment, runs=tuple(runs))
 
 
 def derived_label(cores: Sequence[str], params: Sequence[str]) -> str:

@@ -50,20 +50,38 @@ def timing_of(params: str) -> str:
     raise ValueError(f"c1-published: unexpected params '{params}'")
 
 
-def ns_per_call(frame: pd.DataFrame) -> dict[tuple[str, str, str], float]:
-    """{(timing, core, variant): ns per invalid syscall}."""
+Samples = dict[int, float]
+
+
+def ns_per_call(frame: pd.DataFrame) -> dict[tuple[str, str, str], Samples]:
+    """{(timing, core, variant): {layout sample: ns per invalid syscall}}."""
     rows = frame[frame["metric"] == "ns_per_iteration"]
-    return {(timing_of(r.params), r.core, r.variant): float(r.value) for r in rows.itertuples()}
+    found: dict[tuple[str, str, str], Samples] = {}
+    for r in rows.itertuples():
+        sample = int(r.sample) if str(r.sample) else 0
+        found.setdefault((timing_of(r.params), r.core, r.variant), {})[sample] = float(r.value)
+    return found
 
 
 def overhead(ns: float, base: float) -> float:
     return 100.0 * (ns - base) / base
 
 
+def paired_overhead(arm: Samples, base: Samples) -> tuple[float, float, float, float]:
+    """Median overhead over the layout samples both have (each sample's arm
+    against the same sample's baseline), with its interval."""
+    common = sorted(set(arm) & set(base))
+    return style.median_interval([overhead(arm[k], base[k]) for k in common])
+
+
+def median_ns(values: Samples) -> float:
+    return style.median_interval(list(values.values()))[0] if values else math.nan
+
+
 def fitted_latency(fit: pd.DataFrame, target: float) -> tuple[float, list[tuple[int, float]]]:
     """The write latency at which the A76 unconditional arm's overhead reaches
     ``target`` (linear between the swept settings), and the sweep itself."""
-    rows = fit[fit["metric"] == "ns_per_iteration"]
+    rows = fit[(fit["metric"] == "ns_per_iteration") & (fit["sample"].astype(str) == "0")]
     ns = {(r.variant, int(LATENCY.fullmatch(r.params).group(1))): float(r.value)
           for r in rows.itertuples()}
     sweep = sorted((latency, overhead(value, ns[(BASELINE, latency)]))
@@ -75,37 +93,46 @@ def fitted_latency(fit: pd.DataFrame, target: float) -> tuple[float, list[tuple[
     return float(np.interp(target, overheads, latencies)), sweep
 
 
-def table(sim: dict[tuple[str, str, str], float], published: dict,
+def table(sim: dict[tuple[str, str, str], Samples], published: dict,
           fit_latency: float, sweep: list[tuple[int, float]], used: int | None) -> str:
     lines = [
-        "| core vs platform | timing | arm | published overhead | simulated ns | "
-        "simulated overhead | error (points) | relative error |",
+        "| core vs platform | timing | arm | published overhead | simulated ns (median) | "
+        "simulated overhead (median [interval]) | error (points) | relative error |",
         "|---|---|---|---:|---:|---:|---:|---:|",
     ]
+    samples = max((len(v) for v in sim.values()), default=0)
     for core, platform in CORES.items():
         hw = published[platform]
         for timing in TIMING_LABELS:
-            base = sim.get((timing, core, BASELINE), math.nan)
-            if math.isnan(base):
+            base = sim.get((timing, core, BASELINE), {})
+            if not base:
                 continue
             lines.append(f"| {CORE_LABELS[core]} vs {hw['label']} | {TIMING_LABELS[timing]} "
-                         f"| baseline | — | {base:.1f} | — | — | — |")
+                         f"| baseline | — | {median_ns(base):.1f} | — | — | — |")
             for variant, (column, label) in ARMS.items():
                 hw_over = overhead(hw[column], hw["baseline"])
-                sim_over = overhead(sim.get((timing, core, variant), math.nan), base)
+                arm = sim.get((timing, core, variant), {})
+                median, low, high, _ = paired_overhead(arm, base)
                 role = " (the fit)" if (timing, core, variant) == ("fit", FIT_CORE, FIT_ARM) \
                     else ""
+                interval = f" [{low:+.1f}, {high:+.1f}]" if high > low else ""
                 lines.append(
                     f"| {CORE_LABELS[core]} vs {hw['label']} | {TIMING_LABELS[timing]} "
-                    f"| {label}{role} | {hw_over:+.1f}% "
-                    f"| {sim.get((timing, core, variant), math.nan):.1f} | {sim_over:+.1f}% "
-                    f"| {sim_over - hw_over:+.1f} | {(sim_over / hw_over - 1) * 100:+.0f}% |")
+                    f"| {label}{role} | {hw_over:+.1f}% | {median_ns(arm):.1f} "
+                    f"| {median:+.1f}%{interval} | {median - hw_over:+.1f} "
+                    f"| {(median / hw_over - 1) * 100:+.0f}% |")
     lines.append("")
+    if samples > 1:
+        _, _, _, coverage = style.median_interval([0.0] * samples)
+        lines.append(f"Medians of {samples} layout samples per run (each arm against the same "
+                     f"sample's baseline); intervals are order-statistic intervals of the "
+                     f"median, {coverage:.0%} coverage.")
+        lines.append("")
+    target = overhead(published["pixel4"]["uncond_msr"], published["pixel4"]["baseline"])
     lines.append("Fit (c1-published-fit, Cortex-A76, relaxed SCTLR_EL1 write): extra write "
                  "cycles → overhead of the unconditional arm: "
                  + ", ".join(f"{latency} → {over:+.1f}%" for latency, over in sweep)
-                 + f"; +{overhead(published['pixel4']['uncond_msr'], published['pixel4']['baseline']):.1f}% "
-                 f"at {fit_latency:.1f} cycles"
+                 + f"; {target:+.1f}% at {fit_latency:.1f} cycles"
                  + (f" (runs use {used})" if used is not None else " (not run yet)") + ".")
     return "\n".join(lines) + "\n"
 
@@ -136,22 +163,28 @@ def main() -> None:
                 heights = [overhead(hw[c], hw["baseline"]) for c, _ in ARMS.values()]
                 colour, hatch = style.HARDWARE_STYLES[0]
                 label = "published (median of 100 runs)"
+                errors = None
             else:
                 base = sim[(name, core, BASELINE)]
-                heights = [overhead(sim.get((name, core, v), math.nan), base) for v in ARMS]
+                spreads = [paired_overhead(sim.get((name, core, v), {}), base) for v in ARMS]
+                heights = [m for m, _, _, _ in spreads]
+                errors = [[m - lo for m, lo, _, _ in spreads], [hi - m for m, _, hi, _ in spreads]]
                 colour, hatch = style.PALETTE[i], style.HATCHES[i]
                 label = f"gem5: {TIMING_LABELS[name]}"
             axis.bar(x - 0.4 + (i + 0.5) * width, heights, width, label=label, color=colour,
-                     hatch=hatch, edgecolor="black", linewidth=0.4)
+                     hatch=hatch, edgecolor="black", linewidth=0.4, yerr=errors,
+                     error_kw={"elinewidth": 0.6, "capsize": 1.5})
         axis.set_xticks(x, [label for _, label in ARMS.values()])
         axis.set_title(f"{CORE_LABELS[core]} vs {hw['label']}", loc="left")
         axis.axhline(0, color="black", linewidth=0.5)
     axes[0].set_ylabel("overhead over C1's baseline (%)")
     style.legend_on_top(fig, axes[0], columns=2)
     fig.subplots_adjust(top=0.72, wspace=0.08)
-    fig.text(0.0, -0.13, "Each simulated bar is one deterministic run of 10,000 invalid "
-             "syscalls; published: 10M syscalls, median of 100 runs.", fontsize=5,
-             color="#555555", transform=fig.transFigure)
+    samples = max(len(v) for v in sim.values())
+    fig.text(0.0, -0.13, f"Simulated: median over {samples} physical-layout samples of 10,000 "
+             "invalid syscalls each, error bars the median's interval (see table); published: "
+             "10M syscalls, median of 100 runs.", fontsize=5, color="#555555",
+             transform=fig.transFigure)
     style.add_provenance(fig, frame, below=-0.18)
     style.publish(fig, "c1_published", table(sim, published, fit_latency, sweep, used))
 

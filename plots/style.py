@@ -4,7 +4,10 @@ PDF (paper) and PNG (README)."""
 
 from __future__ import annotations
 
+import math
+import statistics
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
@@ -66,6 +69,29 @@ def load_results(name: str) -> pd.DataFrame:
     if not path.is_file():
         raise SystemExit(f"{path} does not exist: run 'make experiments' (or 'make') first")
     return pd.read_csv(path, keep_default_na=False)
+
+
+def median_interval(values: Sequence[float], level: float = 0.95
+                    ) -> tuple[float, float, float, float]:
+    """(median, low, high, coverage): a distribution-free interval for the
+    median from order statistics, the narrowest whose coverage reaches
+    ``level``, or the whole range (with its smaller coverage) when there are
+    too few samples for that. One sample: no interval (low = high = median)."""
+    ordered = sorted(values)
+    n = len(ordered)
+    if n == 0:
+        return math.nan, math.nan, math.nan, 0.0
+    median = statistics.median(ordered)
+    if n == 1:
+        return median, median, median, 0.0
+    # Coverage of [x_(k), x_(n+1-k)] (1-based) is 1 - 2 P(Binomial(n, 1/2) < k).
+    best = (ordered[0], ordered[-1], 1 - 2 * 0.5 ** n)
+    for k in range(1, n // 2 + 1):
+        below = sum(math.comb(n, i) for i in range(k)) / 2 ** n
+        coverage = 1 - 2 * below
+        if coverage >= level:
+            best = (ordered[k - 1], ordered[n - k], coverage)
+    return median, best[0], best[1], best[2]
 
 
 def provenance_note(frame: pd.DataFrame) -> str:

@@ -35,3 +35,14 @@ def test_readme_tables_are_the_generated_ones() -> None:
 
     _, stale = readme.refreshed(claims.README.read_text())
     assert not stale, f"README tables differ from plots/out: {stale} (run make figures)"
+
+
+def test_median_interval_from_order_statistics() -> None:
+    from plots import style
+
+    median, low, high, coverage = style.median_interval([5.0, 1.0, 3.0, 2.0, 4.0])
+    assert (median, low, high) == (3.0, 1.0, 5.0) and coverage == pytest.approx(1 - 2 / 32)
+    values = [float(v) for v in range(1, 21)]
+    median, low, high, coverage = style.median_interval(values)
+    assert median == 10.5 and coverage >= 0.95 and (low, high) == (6.0, 15.0)
+    assert style.median_interval([7.0])[1:3] == (7.0, 7.0)

@@ -350,3 +350,20 @@ def test_the_sweep_figure_reads_the_swept_values(tmp_path: Path) -> None:
     assert sweep.value_of("cpu.x=1 l2.data_latency=9", "l2.data_latency") == "9"
     assert sweep.main([str(tmp_path / "probe.csv"), "--param", "l2.data_latency"]) == 0
     assert (tmp_path / "probe-l2.data_latency.png").is_file()
+
+
+def test_layout_samples_pin_memory_before_the_benchmark(tmp_path: Path) -> None:
+    experiment = spec.load("probe", _write(tmp_path, "samples = 3\n" + GOOD))
+    assert len(experiment.runs) == 3 * 2 * 3
+    by_sample = {r.sample: r for r in experiment.runs
+                 if r.features == ("pan",) and not r.params}
+    assert sorted(by_sample) == [0, 1, 2]
+    # Sample 0 is the run as defined (same script, so the same raw output).
+    assert "layout" not in by_sample[0].guest_script()
+    second = by_sample[2].guest_script().splitlines()
+    assert second[2].startswith("dd if=/dev/zero of=/dev/shm/layout-pad bs=1118208 count=2 ")
+    assert second[-1] == "/bench/syscall_loop invalid 10 100"
+    assert by_sample[2].label.endswith("#2")
+    assert len(spec.with_samples(spec.load("probe", _write(tmp_path, GOOD)), 5).runs) == 30
+    with pytest.raises(spec.BadExperiment, match="samples"):
+        spec.load("probe", _write(tmp_path, "samples = 0\n" + GOOD))
