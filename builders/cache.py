@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 import tokenize
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -78,23 +79,46 @@ def _blank(lines: list[str], span: tuple[int, int, int, int]) -> None:
         lines[number - 1] = text[:start] + " " * (stop - start) + text[stop:]
 
 
+def _string_lines(tree: ast.AST) -> set[int]:
+    """Line numbers inside multi-line string literals (not their first line):
+    their text, blank lines and trailing spaces included, is data."""
+    inside: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Constant, ast.JoinedStr)) and node.end_lineno is not None \
+                and node.end_lineno > node.lineno \
+                and (isinstance(node, ast.JoinedStr) or isinstance(node.value, (str, bytes))):
+            # The last line holds the closing quotes: never blank, and its
+            # trailing space is outside the string.
+            inside.update(range(node.lineno + 1, node.end_lineno))
+    return inside
+
+
 def python_code(source: str) -> str:
-    """The source with comments, docstrings, blank lines and trailing space
-    removed: what the code computes, as text. Unlike a syntax-tree dump this
-    text is the same on every Python version, so keys made from it are too."""
+    """The source with comments and docstrings removed, and the blank lines
+    and trailing spaces of the code (not of string literals) dropped: what the
+    code computes, as text. Unlike a syntax-tree dump this text is the same on
+    every Python version, so keys made from it are too."""
     source = source.replace("\r\n", "\n").replace("\r", "\n")
     tree = ast.parse(source)
     # Lines as ast and tokenize count them (str.splitlines would also split at
     # form feeds).
     lines = source.split("\n")
-    for span in _docstring_spans(tree, lines):
+    docstrings = _docstring_spans(tree, lines)
+    for span in docstrings:
         _blank(lines, span)
     tokens = tokenize.generate_tokens(io.StringIO(source).readline)
     for token in tokens:
         if token.type == tokenize.COMMENT:
             _blank(lines, (*token.start, *token.end))
-    kept = [line.rstrip() for line in lines]
-    return "\n".join(line for line in kept if line.strip()) + "\n"
+    # A docstring's own lines are blank now, not string data.
+    data = _string_lines(tree) - {n for span in docstrings for n in range(span[0], span[2] + 1)}
+    kept = []
+    for number, line in enumerate(lines, start=1):
+        if number in data:
+            kept.append(line)
+        elif line.strip():
+            kept.append(line.rstrip())
+    return "\n".join(kept) + "\n"
 
 
 def code_digest(path: Path) -> str:
@@ -176,23 +200,27 @@ class Entry:
         damaged = self.damage()
         if not damaged:
             return True
-        log.warning("cache entry %s is damaged (%s): removing it to build it again",
-                    self.path, ", ".join(damaged[:5]))
         with self.lock():
-            if self.path.exists():
-                trash = self.path.with_name(f".{self.key}.partial-{os.getpid()}-damaged")
-                self.path.rename(trash)
-                shutil.rmtree(trash, ignore_errors=True)
+            # Another builder may have replaced it meanwhile: look again.
+            damaged = self.damage() if (self.path / MANIFEST).is_file() else []
+            if not damaged:
+                return (self.path / MANIFEST).is_file()
+            log.warning("cache entry %s is damaged (%s): removing it to build it again",
+                        self.path, ", ".join(damaged[:5]))
+            trash = self.path.with_name(f".{self.key}.partial-{os.getpid()}-damaged")
+            self.path.rename(trash)
+            shutil.rmtree(trash, ignore_errors=True)
         return False
 
     def manifest(self) -> dict[str, Any]:
         return json.loads((self.path / MANIFEST).read_text())
 
-    def lock(self) -> contextlib.AbstractContextManager[None]:
+    def lock(self, cancelled: Callable[[], bool] | None = None
+             ) -> contextlib.AbstractContextManager[None]:
         """Exclusive hold on building this entry: two processes (or two threads
         of one) never build the same entry at once. Check ``exists()`` again
         once it is held."""
-        return locked(self.root / self.kind / f".{self.key}.lock")
+        return locked(self.root / self.kind / f".{self.key}.lock", cancelled)
 
     @contextlib.contextmanager
     def staging(self, inputs: dict[str, Any]) -> Iterator[Path]:
@@ -250,14 +278,34 @@ def entry(kind: str, inputs: dict[str, Any], root: Path | None = None) -> Entry:
     return Entry(kind=kind, key=key_of(inputs), root=root or cache_root())
 
 
+class Interrupted(RuntimeError):
+    """Waiting for a lock was given up because the caller was cancelled."""
+
+
+LOCK_POLL_SECONDS = 0.5
+
+
 @contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock so that two builds never share a work tree at once."""
+def locked(path: Path, cancelled: Callable[[], bool] | None = None) -> Iterator[None]:
+    """Hold an exclusive lock so that two builds never share a work tree at once.
+
+    flock locks belong to an open file description, so two threads of one
+    process that each open the file exclude each other as two processes do.
+    While another holder has it, wait, asking ``cancelled`` now and then (a
+    Ctrl-C must not wait for another process's hour-long build).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             log.info("waiting for another build holding %s", path)
-            fcntl.flock(handle, fcntl.LOCK_EX)
+            while True:
+                if cancelled is not None and cancelled():
+                    raise Interrupted(f"gave up waiting for {path}") from None
+                try:
+                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    time.sleep(LOCK_POLL_SECONDS)
         yield

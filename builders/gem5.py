@@ -214,7 +214,7 @@ def ensure_tools(patch_dir: Path, jobs: int, repo: str | None = None) -> cache.E
             return entry
         src = _source(entry, patch_dir, options, repo)
         m5_out = build_m5(src, jobs)
-        with entry.staging(inputs) as out:
+        with entry.lock(), entry.staging(inputs) as out:
             build_bootloaders(src, out)
             shutil.copy2(m5_out / "m5", out / "m5")
             shutil.copy2(m5_out / "libm5.a", out / "libm5.a")
@@ -237,7 +237,7 @@ def ensure_gem5(patch_dir: Path, jobs: int, repo: str | None = None,
             return entry
         src = _source(entry, patch_dir, options, repo)
         binary = build_gem5(src, options, jobs)
-        with entry.staging(inputs) as out:
+        with entry.lock(), entry.staging(inputs) as out:
             log.info("copying %s into the cache", binary.name)
             shutil.copy2(binary, out / binary.name)
             (out / "build-info.json").write_text(json.dumps({

@@ -257,8 +257,8 @@ def ensure_kernel(patch_root: Path, variant: str, jobs: int) -> cache.Entry:
         run_streaming(["make", "-C", str(src), f"O={objdir}", f"-j{jobs}",
                        f"CC=ccache {CROSS_COMPILE}gcc", "Image", "vmlinux"],
                       env=env, label=f"kernel {variant}")
-        with entry.staging({**inputs, "build_seconds": round(time.monotonic() - started, 1)}
-                           ) as out:
+        with entry.lock(), entry.staging(
+                {**inputs, "build_seconds": round(time.monotonic() - started, 1)}) as out:
             for built, name in [(objdir / "arch/arm64/boot/Image", "Image"),
                                 (objdir / "vmlinux", "vmlinux"),
                                 (objdir / ".config", "config"),

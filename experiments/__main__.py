@@ -111,6 +111,9 @@ def main(argv: list[str] | None = None) -> int:
             CommandFailed, RuntimeError) as err:
         logging.error("%s", err)
         return EXIT_FAILED
+    except Exception as err:  # noqa: BLE001 - one line, not a traceback
+        logging.error("%s: %s", type(err).__name__, err)
+        return EXIT_FAILED
     return 0
 
 

@@ -9,9 +9,13 @@ sidecar recorded.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import hashlib
 import json
+import os
 import re
+import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -129,12 +133,27 @@ def read_csv(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+def csv_lock(path: Path) -> contextlib.AbstractContextManager[None]:
+    """Exclusive hold on reading, merging and writing one results file (the
+    lock file lives in the cache, not beside the results)."""
+    name = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    return cache.locked(cache.cache_root() / "locks" / f"results-{name}.lock")
+
+
 def merged(existing: Iterable[dict[str, str]], new: Sequence[dict[str, object]],
-           replaced_cpus: Sequence[str]) -> list[dict[str, object]]:
+           replaced_cpus: Sequence[str], path: Path | None = None) -> list[dict[str, object]]:
     """``new`` rows in place of the existing rows of the CPU types a filtered
-    run covered; every other existing row kept (in its place, first)."""
-    kept: list[dict[str, object]] = [dict(r) for r in existing
-                                     if r.get("cpu") not in replaced_cpus]
+    run covered; every other existing row kept (in its place, first). Refused
+    for files older than the current columns: their rows cannot be told apart."""
+    kept: list[dict[str, object]] = []
+    for row in existing:
+        missing = [c for c in COORDINATES if c not in row]
+        if missing:
+            raise BadOutput(f"{path or 'the results file'} lacks the columns "
+                            f"{', '.join(missing)}: run the experiment without --cpu to "
+                            "write it whole")
+        if row["cpu"] not in replaced_cpus:
+            kept.append(dict(row))
     return kept + list(new)
 
 
@@ -142,9 +161,16 @@ def write_csv(rows: Sequence[dict[str, object]], path: Path,
               columns: tuple[str, ...] = CSV_COLUMNS) -> None:
     """Write the CSV whole or not at all (columns it lacks left empty)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    with partial.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=columns, restval="", extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-    partial.rename(path)
+    handle = tempfile.NamedTemporaryFile("w", newline="", dir=path.parent,
+                                         prefix=f".{path.name}.", suffix=".partial",
+                                         delete=False)
+    try:
+        with handle:
+            writer = csv.DictWriter(handle, fieldnames=columns, restval="",
+                                    extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(rows)
+        os.replace(handle.name, path)
+    finally:
+        if os.path.exists(handle.name):
+            os.unlink(handle.name)

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from builders import cache
 from experiments import collect, simulate
-from experiments.simulate import Builds, Cancelled, Gem5Runner, SimulationFailed
+from experiments.simulate import Builds, Cancelled, Gem5Runner
 from experiments.spec import Experiment, RunSpec
 
 log = logging.getLogger(__name__)
@@ -53,8 +53,8 @@ def _in_parallel(runner: Gem5Runner, jobs: int, items: Sequence[T], work: Callab
     (whatever its kind); Ctrl-C cancels what is queued, kills what runs and
     waits until their partial outputs are gone."""
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
-    futures: dict[Future[U], T] = {pool.submit(work, item): item for item in items}
     try:
+        futures: dict[Future[U], T] = {pool.submit(work, item): item for item in items}
         for done, future in enumerate(as_completed(futures), start=1):
             item = futures[future]
             try:
@@ -78,7 +78,7 @@ def run_experiments(experiments: Sequence[Experiment], builds: Builds, runner: G
     """Simulate every run of ``experiments`` and write ``results_dir/<name>.csv``
     for each; with ``cpu_filter`` only that CPU type's rows are replaced."""
     planned = [plan(builds, spec) for e in experiments for spec in e.runs]
-    pending = [p for p in planned if not p.run.entry().exists()]
+    pending = [p for p in planned if not p.run.entry().usable()]
     log.info("%d runs: %d cached, %d to simulate (up to %d at a time)", len(planned),
              len(planned) - len(pending), len(pending), jobs)
     failures: list[str] = []
@@ -92,7 +92,7 @@ def run_experiments(experiments: Sequence[Experiment], builds: Builds, runner: G
         if failures:
             raise ExperimentFailed("\n\n".join(failures))
     boots = list({p.boot.entry().key: p.boot for p in pending if p.boot is not None}.values())
-    missing_boots = [b for b in boots if not b.entry().exists()]
+    missing_boots = [b for b in boots if not b.entry().usable()]
     if missing_boots:
         log.info("%d boot checkpoints to take on the atomic CPU", len(missing_boots))
 
@@ -126,15 +126,18 @@ def run_experiments(experiments: Sequence[Experiment], builds: Builds, runner: G
                 continue
             try:
                 rows += collect.rows_for(spec, entries[spec])
-            except (collect.BadOutput, SimulationFailed, OSError, KeyError, ValueError) as err:
+            except Exception as err:  # noqa: BLE001 - every kind goes in the summary
                 failures.append(f"{spec.label}: {type(err).__name__}: {err} "
                                 f"(raw outputs: {entries[spec].path})")
         if failures:
             continue
         target = results_dir / f"{experiment.name}.csv"
         if cpu_filter:
-            rows = collect.merged(collect.read_csv(target), rows, [cpu_filter])
-        collect.write_csv(rows, target)
+            with collect.csv_lock(target):
+                rows = collect.merged(collect.read_csv(target), rows, [cpu_filter], target)
+                collect.write_csv(rows, target)
+        else:
+            collect.write_csv(rows, target)
         log.info("%s: wrote %s (%d rows)", experiment.name, target, len(rows))
         written.append(target)
     if failures:

@@ -26,6 +26,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -39,9 +40,6 @@ from experiments.spec import REPO_ROOT, RunSpec, catalog
 log = logging.getLogger(__name__)
 
 CONFIGS = REPO_ROOT / "gem5-configs"
-RUN_SCRIPT = CONFIGS / "run.py"
-# Documentation does not change what gem5 computes.
-CONFIG_DOCS = ("README.md",)
 BOOTLOADER = "boot_foundation.arm64"
 CONSOLE = "board.terminal"
 BOOT_MAX_TICKS = 5 * 10**12  # 5 s of guest time; a boot to init takes ~20 ms
@@ -81,11 +79,19 @@ class Builds:
     tools: cache.Entry
     disk: cache.Entry
     kernels: dict[str, cache.Entry]
-    configs_digest: str
+    configs: cache.Entry
 
     @property
     def gem5_binary(self) -> Path:
         return self.gem5.path / "gem5.opt"
+
+    @property
+    def configs_digest(self) -> str:
+        return str(self.configs.manifest()["inputs"]["code"])
+
+    @property
+    def run_script(self) -> Path:
+        return self.configs.path / "run.py"
 
     def guest_provenance(self, variant: str) -> dict[str, str]:
         """What the guest side of a run was: kernel, disk, guest tools."""
@@ -100,9 +106,30 @@ class Builds:
         }
 
 
-def configs_digest() -> str:
-    """What gem5 imports from this repository: ``gem5-configs/``'s code."""
-    return cache.tree_digest(CONFIGS, CONFIG_DOCS, cache.code_digest)
+def snapshot_configs(root: Path | None = None) -> cache.Entry:
+    """A copy of ``gem5-configs/``'s Python files in the cache, keyed by their
+    code (docstrings and comments left out). gem5 runs the copy, so an edit or a
+    checkout while a long experiment runs cannot make a simulation run other
+    code than its key says."""
+    root = root or cache.cache_root()
+    root.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=root, prefix=".configs-") as scratch:
+        copy = Path(scratch) / "configs"
+        for source in sorted(CONFIGS.rglob("*.py")):
+            if "__pycache__" in source.parts:
+                continue
+            target = copy / source.relative_to(CONFIGS)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+        inputs = {"code": cache.tree_digest(copy, (), cache.code_digest)}
+        entry = cache.entry("gem5-configs", inputs, root)
+        if entry.usable():
+            return entry
+        with entry.lock():
+            if not entry.exists():
+                with entry.staging(inputs) as out:
+                    shutil.copytree(copy, out, dirs_exist_ok=True)
+    return entry
 
 
 def ensure_builds(variants: Sequence[str], jobs: int) -> Builds:
@@ -114,7 +141,7 @@ def ensure_builds(variants: Sequence[str], jobs: int) -> Builds:
         disk=disk.ensure_disk(REPO_ROOT / "disk-image", tools, jobs),
         kernels={v: kernel.ensure_kernel(REPO_ROOT / "kernel-patches", v, jobs)
                  for v in variants},
-        configs_digest=configs_digest(),
+        configs=snapshot_configs(),
     )
 
 
@@ -129,7 +156,7 @@ def cached_builds(variants: Sequence[str], jobs: int = 2) -> Builds | None:
         return None
     return Builds(gem5=simulator, tools=tools,
                   disk=disk.ensure_disk(REPO_ROOT / "disk-image", tools, jobs),
-                  kernels=kernels, configs_digest=configs_digest())
+                  kernels=kernels, configs=snapshot_configs())
 
 
 # --- what gem5 runs ---------------------------------------------------------
@@ -203,7 +230,8 @@ class Simulation:
         return cache.entry(self.kind, self.key_inputs())
 
     def command(self, outdir: Path) -> list[str]:
-        return [str(self.builds.gem5_binary), f"--outdir={outdir / 'm5out'}", str(RUN_SCRIPT),
+        return [str(self.builds.gem5_binary), f"--outdir={outdir / 'm5out'}",
+                str(self.builds.run_script),
                 *[a if isinstance(a, str) else a.concrete(outdir) for a in self.args]]
 
 
@@ -269,8 +297,8 @@ class RepoState:
     def read(cls, root: Path = REPO_ROOT) -> RepoState:
         try:
             commit = run(["git", "-C", str(root), "rev-parse", "HEAD"]).strip()
-            dirty = bool(run(["git", "-C", str(root), "status", "--porcelain",
-                              "--untracked-files=no"]).strip())
+            # Untracked files count: a new kernel variant or config file is input.
+            dirty = bool(run(["git", "-C", str(root), "status", "--porcelain"]).strip())
         except Exception:  # noqa: BLE001 - a copy without git history
             return cls(commit="unknown", dirty=True)
         return cls(commit=commit, dirty=dirty)
@@ -373,17 +401,20 @@ class Gem5Runner:
         entry = simulation.entry()
         if entry.usable():
             return entry
-        with entry.lock():
-            if entry.exists():
-                return entry
-            if self.cancelled:
-                raise Cancelled(simulation.label)
-            with entry.staging(simulation.key_inputs()) as out:
-                started = time.time()
-                seconds = self.run(simulation, out)
-                (out / "provenance.json").write_text(json.dumps(
-                    provenance_sidecar(simulation, self.repo, seconds, started),
-                    indent=2) + "\n")
+        try:
+            with entry.lock(cancelled=lambda: self.cancelled):
+                if entry.exists():
+                    return entry
+                if self.cancelled:
+                    raise Cancelled(simulation.label)
+                with entry.staging(simulation.key_inputs()) as out:
+                    started = time.time()
+                    seconds = self.run(simulation, out)
+                    (out / "provenance.json").write_text(json.dumps(
+                        provenance_sidecar(simulation, self.repo, seconds, started),
+                        indent=2) + "\n")
+        except cache.Interrupted as err:
+            raise Cancelled(simulation.label) from err
         return entry
 
     def run(self, simulation: Simulation, out: Path) -> float:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import sys
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -225,6 +226,24 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
     # Kernel command lines: each boots (and checkpoints) separately.
     cmdlines = [tuple(c) for c in matrix.get("kernel_args", [[]])]
     excludes = [_exclusion(e) for e in data.get("exclude", [])]
+    max_ms = float(data.get("max_ms", 1000.0))
+    if not (math.isfinite(max_ms) and max_ms > 0):
+        raise BadExperiment(f"{path}: 'max_ms' must be a positive number of guest "
+                            f"milliseconds, got {max_ms}")
+    if data.get("qemu_boots", 1) < 1:
+        raise BadExperiment(f"{path}: 'qemu_boots' must be at least 1")
+    for w in workloads:
+        if w.timeout_s < 0:
+            raise BadExperiment(f"{path}: workload '{w.name}': 'timeout_s' must be 0 (the "
+                                "test's own) or more")
+    names_of = {"cpu": cpus, "core": matrix["cores"], "variant": matrix["variants"],
+                "workload": [w.name for w in workloads],
+                "params": [" ".join(p) for p in param_sets]}
+    for number, exclusion in enumerate(excludes, start=1):
+        for key, value in exclusion.items():
+            if value not in names_of[key]:
+                raise BadExperiment(f"{path}: [[exclude]] #{number}: {key} '{value}' is not "
+                                    f"in the experiment (valid: {', '.join(names_of[key])})")
     samples = data.get("samples", 1)
     if samples < 1 or (samples > 1 and kind != "benchmark"):
         raise BadExperiment(f"{path}: 'samples' must be at least 1, and above 1 only for "
@@ -232,7 +251,7 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
     every = [
         RunSpec(experiment=data.get("name", name), core=core,
                 variant=variant, features=features, params=params, workload=workload,
-                memory=data.get("memory", "1GiB"), max_ms=float(data.get("max_ms", 1000.0)),
+                memory=data.get("memory", "1GiB"), max_ms=max_ms,
                 cpu=cpu, kernel_args=cmdline, sample=sample)
         for cpu, core, variant, features, cmdline, params, workload, sample in itertools.product(
             cpus, matrix["cores"], matrix["variants"], feature_sets, cmdlines, param_sets,

@@ -53,23 +53,28 @@ def _sum_matching(dump: dict[str, float], pattern: str) -> float | None:
 class Counter:
     """A counter the results report: ``stat`` of every SimObject matching
     ``owner`` (one per core or cache), summed. ``feature``: a run feature
-    without which the model has no such object (``mte``: the tag model)."""
+    without which the model has no such object (``mte``: the tag model).
+    ``nozero``: gem5 leaves the counter out of stats.txt when it is zero
+    (cache misses are flagged so in gem5 v24's cache stats)."""
 
     name: str
     unit: str
     owner: str
     stat: str
     feature: str = ""
+    nozero: bool = False
 
     def value(self, dump: dict[str, float]) -> float:
-        """The sum; 0 where the owner reports other stats but not this one
-        (gem5 leaves zero-valued counters flagged ``nozero``, such as cache
-        misses, out of stats.txt). An owner with no stats at all is an error:
-        the model or gem5 has renamed it, and a silent zero would be wrong."""
+        """The sum. A missing counter is an error naming it (a renamed stat must
+        not read as zero), except a ``nozero`` one whose owner reports other
+        statistics: that one is 0."""
         found = _sum_matching(dump, rf"{self.owner}\.{self.stat}")
         if found is not None:
             return found
         owner = re.compile(rf"{self.owner}\..+")
+        if not self.nozero:
+            raise MissingStats(f"stats.txt has no '{self.owner}.{self.stat}', so the counter "
+                               f"'{self.name}' cannot be read: was the statistic renamed?")
         if not any(owner.fullmatch(k) for k in dump):
             raise MissingStats(f"stats.txt has no statistics of '{self.owner}' at all, so "
                                f"the counter '{self.name}' ({self.owner}.{self.stat}) cannot "
@@ -85,9 +90,12 @@ COUNTERS: tuple[Counter, ...] = (
     Counter("cycles", "cycles", CORES, "numCycles"),
     Counter("instructions", "instructions", CORES, r"commitStats0\.numInsts"),
     Counter("branch_mispredicts", "count", CORES, r"branchPred\.condIncorrect"),
-    Counter("l1d_misses", "count", r"board\.cache_hierarchy\.l1d\d*", r"overallMisses::total"),
-    Counter("l1i_misses", "count", r"board\.cache_hierarchy\.l1i\d*", r"overallMisses::total"),
-    Counter("l2_misses", "count", r"board\.cache_hierarchy\.l2\d*", r"overallMisses::total"),
+    Counter("l1d_misses", "count", r"board\.cache_hierarchy\.l1d\d*", r"overallMisses::total",
+            nozero=True),
+    Counter("l1i_misses", "count", r"board\.cache_hierarchy\.l1i\d*", r"overallMisses::total",
+            nozero=True),
+    Counter("l2_misses", "count", r"board\.cache_hierarchy\.l2\d*", r"overallMisses::total",
+            nozero=True),
     Counter("dtlb_misses", "count", rf"{CORES}\.mmu\.dtb", r"(?:read|write)Misses"),
     Counter("itlb_misses", "count", rf"{CORES}\.mmu\.itb", r"instMisses"),
     Counter("memory_reads", "count", r"board\.memory\.mem_ctrl\d*", r"readReqs"),

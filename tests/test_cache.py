@@ -131,3 +131,11 @@ def test_truncated_or_edited_entries_are_not_used(tmp_path: Path) -> None:
     assert entry.exists() and entry.damage() == ["sub/image"]
     assert not entry.usable()
     assert not entry.path.exists()
+
+
+def test_code_text_keeps_what_strings_hold() -> None:
+    # Blank lines and trailing spaces inside a string literal are data (a boot
+    # script, say); around code they are layout.
+    first = cache.python_code('S = """a\nb\n"""\n')
+    assert cache.python_code('S = """a\n\n\nb   \n"""\n') != first
+    assert cache.python_code('\n\nS = """a\nb\n"""   # why\n\n') == first

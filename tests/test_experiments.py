@@ -44,8 +44,10 @@ def test_matrix_expands_to_every_combination(tmp_path: Path) -> None:
 def test_exclude_leaves_out_matching_runs(tmp_path: Path) -> None:
     text = GOOD + '[[exclude]]\nworkload = "invalid"\nvariant = "baseline"\n'
     assert spec.load("probe", _write(tmp_path, text)).runs == ()
+    # An exclusion naming nothing in the experiment is a typo, not a no-op.
     text = GOOD + '[[exclude]]\nvariant = "pac-off"\n'
-    assert len(spec.load("probe", _write(tmp_path, text)).runs) == 3 * 2
+    with pytest.raises(spec.BadExperiment, match="variant 'pac-off' is not in the experiment"):
+        spec.load("probe", _write(tmp_path, text))
 
 
 def test_exclude_with_unknown_key_fails(tmp_path: Path) -> None:
@@ -227,11 +229,11 @@ def _argv(simulation: object) -> list[str]:
     return simulation.key_inputs()["argv"]  # type: ignore[attr-defined, no-any-return]
 
 
-def test_from_reset_boots_on_its_own_cpu_with_the_boot_arguments() -> None:
+def test_from_reset_boots_on_its_own_cpu_with_the_boot_arguments(tmp_path: Path) -> None:
     from experiments import simulate
     from support import fake_builds
 
-    builds = fake_builds.make(Path("/unused"), ("kasan-hw",))
+    builds = fake_builds.make(tmp_path, ("kasan-hw",))
     experiment = spec.load("kasan-boot")
     o3 = [r for r in experiment.runs if r.cpu == "o3"]
     assert len(o3) == 3 and all(r.workload.from_reset for r in experiment.runs)
@@ -242,11 +244,11 @@ def test_from_reset_boots_on_its_own_cpu_with_the_boot_arguments() -> None:
     assert given == list(o3[0].kernel_args)
 
 
-def test_restored_runs_take_the_checkpoint_not_the_boot_arguments() -> None:
+def test_restored_runs_take_the_checkpoint_not_the_boot_arguments(tmp_path: Path) -> None:
     from experiments import simulate
     from support import fake_builds
 
-    builds = fake_builds.make(Path("/unused"), ("kasan-hw",))
+    builds = fake_builds.make(tmp_path, ("kasan-hw",))
     run = next(r for r in spec.load("kasan").runs if r.cpu == "o3")
     boot = simulate.boot_simulation(builds, run)
     args = _argv(simulate.run_simulation(builds, run, boot.entry()))
@@ -294,6 +296,10 @@ def test_repeated_qemu_boots_are_counted_per_cell() -> None:
      r"expected a whole number of cycles"),
     (('features = ["", "pan", "pan,pac"]', 'features = ["pan", "pan"]'),
      r"names one run twice"),
+    (('benchmark = "syscall_loop"', 'benchmark = "syscall_loop"\nmax_ms = 0'),
+     r"'max_ms' must be a positive number"),
+    (('benchmark = "syscall_loop"', 'benchmark = "syscall_loop"\nmax_ms = nan'),
+     r"'max_ms' must be a positive number"),
 ])
 def test_bad_definitions_fail_in_one_line(tmp_path: Path, change: tuple[str, str],
                                           message: str) -> None:

@@ -114,8 +114,8 @@ def test_a_change_to_what_gem5_runs_simulates_again(tmp_path: Path, cache_root: 
     assert {r["experiment"] for r in rows} == {"probe"}
 
 
-def test_the_key_is_what_gem5_runs() -> None:
-    builds = fake_builds.make(Path("/nonexistent-cache"))
+def test_the_key_is_what_gem5_runs(tmp_path: Path) -> None:
+    builds = fake_builds.make(tmp_path / "elsewhere")
     run = _spec_from(PROBE)
     boot = simulate.boot_simulation(builds, run)
     simulation = simulate.run_simulation(builds, run, boot.entry())
@@ -126,7 +126,7 @@ def test_the_key_is_what_gem5_runs() -> None:
     # Files appear as the keys of their content, never as host paths.
     assert f"kernel/{builds.kernels['baseline'].key}/vmlinux" in argv
     assert f"checkpoints/{boot.entry().key}/cpt" in argv
-    assert not [a for a in argv if "/nonexistent-cache" in a]
+    assert not [a for a in argv if "elsewhere" in a]
     assert inputs["scripts"] == [run.guest_script()]
     # The experiment's name and the run's label are not in it.
     renamed = simulate.run_simulation(builds, _spec_from(PROBE.replace("probe", "other")),
@@ -338,3 +338,30 @@ def _alive(pid: int) -> bool:
     # A zombie is dead but still listed.
     status = Path(f"/proc/{pid}/status")
     return status.is_file() and "State:\tZ" not in status.read_text()
+
+
+def test_a_filtered_run_refuses_to_merge_into_an_old_format_file(tmp_path: Path) -> None:
+    old = [{"experiment": "probe", "run": "x", "metric": "cycles", "value": "1"}]
+    with pytest.raises(collect.BadOutput, match="lacks the columns .*cpu.*without --cpu"):
+        collect.merged(old, [], ["o3"], tmp_path / "probe.csv")
+
+
+def test_waiting_for_a_lock_gives_up_when_cancelled(tmp_path: Path) -> None:
+    entry = cache.Entry("runs", "00000000000000aa", tmp_path)
+    cancelled = threading.Event()
+    outcome: list[str] = []
+
+    def waiter() -> None:
+        try:
+            with entry.lock(cancelled=cancelled.is_set):
+                outcome.append("locked")
+        except cache.Interrupted:
+            outcome.append("gave up")
+
+    with entry.lock():
+        thread = threading.Thread(target=waiter)
+        thread.start()
+        time.sleep(0.3)
+        cancelled.set()
+        thread.join(timeout=10)
+    assert outcome == ["gave up"]

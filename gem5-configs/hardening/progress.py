@@ -48,7 +48,8 @@ class TickLimit:
         target = m5.curTick() + self.check_ticks
         if self.deadline is not None:
             target = min(target, self.deadline)
-        m5.scheduleTickExitAbsolute(target, "progress check")
+        # The default cause: the stdlib names only "Tick exit reached" SCHEDULED_TICK.
+        m5.scheduleTickExitAbsolute(target)
 
     def instructions(self) -> int:
         return sum(int(core.get_simobject().totalInsts())

@@ -46,7 +46,7 @@ def make(root: Path, variants: tuple[str, ...] = ("baseline",)) -> simulate.Buil
                          {"vmlinux": f"kernel {v}"})
                for n, v in enumerate(variants)}
     return simulate.Builds(gem5=gem5, tools=tools, disk=disk, kernels=kernels,
-                           configs_digest=simulate.configs_digest())
+                           configs=simulate.snapshot_configs(root))
 
 
 def harness(definitions: Path, name: str, results_dir: Path) -> int:
