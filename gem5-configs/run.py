@@ -39,7 +39,7 @@ from hardening.features import FeatureNotSupported, make_release  # noqa: E402
 from hardening.mte_timing import (  # noqa: E402
     BadMemorySize, kernel_args, make_mte_tag_timing, memory_with_tag_carve_out)
 from hardening.params import UnknownParameter, apply_overrides  # noqa: E402
-from hardening.progress import TickLimit  # noqa: E402
+from hardening.progress import CHECK_TICKS, TickLimit  # noqa: E402
 from hardening.sysreg import GEM5_TIMING, BadSysRegTiming, split_overrides  # noqa: E402
 from hardening.processor import atomic_processor, detailed_processor  # noqa: E402
 
@@ -78,6 +78,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                        "run keeps the boot's")
         p.add_argument("--max-ticks", type=int, default=0,
                        help="stop with exit status 5 after this many ticks (0: no limit)")
+        p.add_argument("--check-ticks", type=int, default=CHECK_TICKS,
+                       help="simulated ticks between tick-limit and progress checks (to "
+                       "show that the checks change no simulated result)")
         if mode != "boot":
             p.add_argument("--script", type=Path, required=True,
                            help="shell script the guest runs")
@@ -181,7 +184,7 @@ def run_simulation(board, args: argparse.Namespace, script: str,
     set_workload(board, args.vmlinux, args.disk, args.bootloader, script, checkpoint,
                  (*args.kernel_arg, *kernel_args(catalog.parse_features(args.features),
                                                  args.memory)))
-    limit = TickLimit(board, args.max_ticks)
+    limit = TickLimit(board, args.max_ticks, check_ticks=args.check_ticks)
     simulator = Simulator(board=board, on_exit_event={
         **stop_on(STOP_EVENTS), ExitEvent.SCHEDULED_TICK: limit.on_tick_exit()})
     # The limit counts from the run's first tick, which a restore sets.

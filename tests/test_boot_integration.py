@@ -148,3 +148,39 @@ def test_one_real_run_through_the_runner(builds: Builds, tmp_path: Path) -> None
     # Collected again from the same raw outputs: the same rows.
     (again,) = runner.run_experiments([experiment], builds, gem5, 1, tmp_path / "again")
     assert again.read_text() == target.read_text()
+
+
+HOST_STATS = ("hostSeconds", "hostTickRate", "hostMemory", "hostInstRate", "hostOpRate")
+
+
+def _simulated_lines(stats_txt: Path) -> list[str]:
+    return [line for line in stats_txt.read_text().splitlines()
+            if not line.startswith(HOST_STATS)]
+
+
+def test_progress_checks_change_no_simulated_result(builds: Builds, tmp_path: Path) -> None:
+    import csv
+    import subprocess
+
+    from builders import cache
+    from experiments import runner, spec
+
+    (tmp_path / "probe.toml").write_text(REAL_PROBE)
+    experiment = spec.load("probe", tmp_path)
+    gem5 = simulate.Gem5Runner(simulate.RepoState.read())
+    (target,) = runner.run_experiments([experiment], builds, gem5, 1, tmp_path / "results")
+    with target.open() as handle:
+        run_key = next(csv.DictReader(handle))["run"]
+    raw = cache.Entry("runs", run_key, cache.cache_root()).path
+    # The same command with one check in a simulated second instead of one a
+    # millisecond: the simulated statistics must not move.
+    command = (raw / "command.txt").read_text().split()
+    outdir = tmp_path / "rerun"
+    command = [f"--outdir={outdir}" if a.startswith("--outdir=") else a for a in command]
+    # (command.txt names the staging directory the run was made in.)
+    command = [str(tmp_path / "script.sh") if a.endswith("/guest-script.sh") else a
+               for a in command]
+    (tmp_path / "script.sh").write_text((raw / "guest-script.sh").read_text())
+    subprocess.run([*command, "--check-ticks", str(10**12)], check=True, cwd=tmp_path,
+                   capture_output=True)
+    assert _simulated_lines(outdir / "stats.txt") == _simulated_lines(raw / "m5out" / "stats.txt")
