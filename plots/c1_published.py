@@ -175,7 +175,8 @@ def main() -> None:
                      hatch=hatch, edgecolor="black", linewidth=0.4, yerr=errors,
                      error_kw={"elinewidth": 0.6, "capsize": 1.5})
         axis.set_xticks(x, [label for _, label in ARMS.values()])
-        axis.set_title(f"{CORE_LABELS[core]} vs {hw['label']}", loc="left")
+        axis.set_title(f"({'ab'[list(CORES).index(core)]}) {CORE_LABELS[core]} vs "
+                       f"{hw['label'].split(',')[0]}", loc="left")
         axis.axhline(0, color="black", linewidth=0.5)
     axes[0].set_ylabel("overhead over C1's baseline (%)")
     style.legend_on_top(fig, axes[0], columns=2)

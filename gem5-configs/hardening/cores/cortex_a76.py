@@ -167,8 +167,17 @@ class A76L3(Cache):
     writeback_clean = False
 
 
-# System-register timing (gem5 patch 0004), calibrated to claim C1's Pixel 4
-# single-instruction costs (docs/published-claims.md; 2.84 GHz, so 1 ns = 2.84 cycles):
+# System-register timing (gem5 patch 0004). THE DEFAULT IS A FIT: calibrated to
+# claim C1's Pixel 4 single-instruction costs, which the source itself calls
+# less reliable (no fixed governor) than its table. It stays the default only
+# because every committed result was made with it; the c1-published experiment
+# runs C1 as published with three timings (this one, gem5's own, and a write
+# cost fitted on the table's A76 unconditional row) and gem5's own timing, with
+# no calibration at all, predicts the table's unconditional rows within 10% on
+# both cores where this default misses them by three quarters (README), so the
+# default is to become gem5's own timing at the next full regeneration of the
+# results. The single-point calibration (docs/published-claims.md; 2.84 GHz, so
+# 1 ns = 2.84 cycles):
 #   one extra `mrs x0, sctlr_el1` on exit ~1.1 ns = ~3 cycles;
 #   an SCTLR_EL1 write on every exit ~0.7 ns = ~2 cycles.
 # Measured on this model against mainline (sctlr-cond-mrs and sctlr-uncond,
