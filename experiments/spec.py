@@ -129,13 +129,14 @@ class Experiment:
 def _exclusion(entry: dict[str, Any]) -> dict[str, str]:
     """An ``[[exclude]]`` table: runs matching every key it gives are left out
     (combinations of the matrix that cannot run, e.g. ``ia-off`` without PAC)."""
-    # params: the matrix entry's list of overrides, matched as a whole.
+    # params, kernel_args: the matrix entry's whole list, matched as a whole.
     return {k: " ".join(v) if isinstance(v, list) else v for k, v in entry.items()}
 
 
 def _matches(run: RunSpec, exclusion: dict[str, str]) -> bool:
     values = {"cpu": run.cpu, "core": run.core, "variant": run.variant,
-              "workload": run.workload.name, "params": " ".join(run.params)}
+              "workload": run.workload.name, "params": " ".join(run.params),
+              "kernel_args": " ".join(run.kernel_args)}
     return all(values[k] == v for k, v in exclusion.items())
 
 
@@ -238,7 +239,8 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
                                 "test's own) or more")
     names_of = {"cpu": cpus, "core": matrix["cores"], "variant": matrix["variants"],
                 "workload": [w.name for w in workloads],
-                "params": [" ".join(p) for p in param_sets]}
+                "params": [" ".join(p) for p in param_sets],
+                "kernel_args": [" ".join(c) for c in cmdlines]}
     for number, exclusion in enumerate(excludes, start=1):
         for key, value in exclusion.items():
             if value not in names_of[key]:

@@ -50,6 +50,18 @@ def test_exclude_leaves_out_matching_runs(tmp_path: Path) -> None:
         spec.load("probe", _write(tmp_path, text))
 
 
+def test_exclude_by_kernel_command_line(tmp_path: Path) -> None:
+    # A command-line switch only some variants understand: each variant keeps
+    # only the command line it is meant to boot with.
+    text = GOOD.replace('variants = ["baseline"]', 'variants = ["baseline", "swpan-batched"]')
+    text = text.replace("[[workloads]]", 'kernel_args = [[], ["arm64.nopan"]]\n[[workloads]]', 1)
+    text += ('[[exclude]]\nvariant = "baseline"\nkernel_args = ["arm64.nopan"]\n'
+             '[[exclude]]\nvariant = "swpan-batched"\nkernel_args = []\n')
+    runs = spec.load("probe", _write(tmp_path, text)).runs
+    assert {(r.variant, r.kernel_args) for r in runs} == {
+        ("baseline", ()), ("swpan-batched", ("arm64.nopan",))}
+
+
 def test_exclude_with_unknown_key_fails(tmp_path: Path) -> None:
     with pytest.raises(spec.BadExperiment, match="cpu, core, variant, workload"):
         spec.load("probe", _write(tmp_path, GOOD + '[[exclude]]\nkernel = "x"\n'))

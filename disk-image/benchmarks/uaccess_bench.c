@@ -2,7 +2,7 @@
  * Batched user access against per-access toggling (claim C4): system calls
  * whose kernel side is mostly user-memory accesses.
  *
- *   uaccess_bench pathwalk|longpath|getdents|getppid WARMUP COUNT
+ *   uaccess_bench pathwalk|longpath|getdents|getppid|check WARMUP COUNT
  *
  * "pathwalk" is what make does to a built tree: newfstatat(AT_FDCWD, path,
  * AT_SYMLINK_NOFOLLOW), glibc's lstat(), on files with long relative paths.
@@ -28,6 +28,14 @@
  * the number of passes over the directory; ops counts the entries read.
  *
  * "getppid" is the control: a system call with no user access at all.
+ *
+ * "check" is a user-copy stress, for showing that a variant changes what
+ * user access costs and not what it does: copies in and out through a pipe
+ * at every alignment and at lengths across word and page boundaries, path
+ * copies of every length around the word size, get_user/put_user-style
+ * calls, and faults (EFAULT from a PROT_NONE page, a path that runs into
+ * one, ENAMETOOLONG). WARMUP is ignored; each of COUNT rounds repeats every
+ * check; ops counts the checks passed. Any wrong result exits 1.
  *
  * WARMUP operations (passes for getdents) run first, outside the measured
  * region, so caches, predictors and the dcache hold everything the region
@@ -272,13 +280,164 @@ static void run_getppid(unsigned long n)
 		syscall0(NR_GETPPID);
 }
 
+#define NR_WRITE 64
+#define NR_READ 63
+#define NR_PIPE2 59
+#define NR_GETRESUID 148
+#define NR_CLOSE 57
+
+static unsigned long checks_passed;
+
+static void expect(int ok, const char *what, long got)
+{
+	if (!ok) {
+		fprintf(stderr, "check failed: %s (got %ld)\n", what, got);
+		exit(1);
+	}
+	checks_passed++;
+}
+
+/* Pipe round trips: copy_from_user() in write(), copy_to_user() in read(). */
+static void check_copies(char *src, char *dst, int fds[2])
+{
+	static const unsigned int lengths[] = { 1, 7, 8, 9, 15, 16, 17, 63, 64, 65,
+						255, 256, 4095, 4096, 4097, 8191 };
+
+	for (unsigned int a = 0; a < 16; a++) {
+		for (unsigned int l = 0; l < sizeof(lengths) / sizeof(lengths[0]); l++) {
+			unsigned long n = lengths[l];
+			char *from = src + 4096 - (n % 4096) / 2 + a; /* straddles a page */
+			char *to = dst + 4096 - (n % 4096) / 2 + 15 - a;
+			long got;
+
+			for (unsigned long i = 0; i < n; i++)
+				from[i] = (char)(i * 31 + a + l);
+			memset(to, 0, n);
+			got = syscall4(NR_WRITE, fds[1], (long)from, (long)n, 0);
+			expect(got == (long)n, "write() of a user buffer", got);
+			got = syscall4(NR_READ, fds[0], (long)to, (long)n, 0);
+			expect(got == (long)n, "read() into a user buffer", got);
+			expect(!memcmp(from, to, n), "bytes read back equal bytes written", 0);
+		}
+	}
+}
+
+/* Paths of every length from 1 to 300 bytes, at 8 alignments, all naming
+ * the same file: "/tmp/" ("./" repeated) "uaccess_bench_file". */
+static void check_paths(char *buffer)
+{
+	static const char head[] = "/tmp/", tail[] = "uaccess_bench_file";
+	const size_t fixed = strlen(head) + strlen(tail);
+
+	for (unsigned int a = 0; a < 8; a++) {
+		for (size_t len = fixed; len <= 300; len++) {
+			char *path = buffer + a;
+			size_t at = strlen(head), pad = len - fixed;
+			long got;
+
+			memcpy(path, head, at);
+			/* odd padding: one extra '/' (repeated slashes are one) */
+			for (size_t i = 0; i < pad; i++)
+				path[at + i] = (i % 2 == 0 && i + 1 < pad) ? '.' : '/';
+			memcpy(path + at + pad, tail, sizeof(tail));
+			got = syscall4(NR_FACCESSAT, AT_FDCWD_, (long)path, F_OK, 0);
+			expect(got == 0, "faccessat() of a padded path", got);
+		}
+	}
+}
+
+static void check_faults(char *readable, char *inaccessible, int fds[2])
+{
+	char *tail = inaccessible - 100;
+	unsigned int ids[3] = { ~0u, ~0u, ~0u };
+	struct stat st;
+	long got;
+
+	got = syscall4(NR_WRITE, fds[1], (long)inaccessible, 64, 0);
+	expect(got == -EFAULT, "write() from a PROT_NONE page fails with EFAULT", got);
+	got = syscall4(NR_WRITE, fds[1], (long)"0123456789abcdef", 16, 0);
+	expect(got == 16, "write() after a fault", got);
+	got = syscall4(NR_READ, fds[0], (long)readable, 16, 0);
+	expect(got == -EFAULT, "read() into a read-only page fails with EFAULT", got);
+	got = syscall4(NR_READ, fds[0], (long)inaccessible - 8, 16, 0);
+	expect(got == -EFAULT || got == 8, "read() running into a PROT_NONE page", got);
+	{
+		/* pipe_read() consumes nothing of a buffer it fails to copy */
+		long left = got == 8 ? 8 : 16;
+		char rest[16];
+
+		got = syscall4(NR_READ, fds[0], (long)rest, left, 0);
+		expect(got == left && !memcmp(rest, "0123456789abcdef" + 16 - left, left),
+		       "read() of what a faulting read() left in the pipe", got);
+	}
+	got = syscall4(NR_NEWFSTATAT, AT_FDCWD_, (long)inaccessible, (long)&st,
+		       AT_SYMLINK_NOFOLLOW_);
+	expect(got == -EFAULT, "newfstatat() of a path in a PROT_NONE page", got);
+	memset(tail, 'a', 100); /* no NUL before the PROT_NONE page */
+	got = syscall4(NR_FACCESSAT, AT_FDCWD_, (long)tail, F_OK, 0);
+	expect(got == -EFAULT, "faccessat() of a path running into a PROT_NONE page", got);
+	got = syscall4(NR_NEWFSTATAT, AT_FDCWD_, (long)"/tmp/uaccess_bench_file",
+		       (long)readable, 0);
+	expect(got == -EFAULT, "newfstatat() into a read-only page fails with EFAULT", got);
+	got = syscall4(NR_GETRESUID, (long)&ids[0], (long)&ids[1], (long)&ids[2], 0);
+	expect(got == 0 && ids[0] == 0 && ids[1] == 0 && ids[2] == 0,
+	       "getresuid() writes three ids", got);
+	got = syscall4(NR_GETRESUID, (long)&ids[0], (long)readable, (long)&ids[2], 0);
+	expect(got == -EFAULT, "getresuid() into a read-only page fails with EFAULT", got);
+}
+
+static void check_long_names(char *buffer)
+{
+	long got;
+
+	memset(buffer, 'a', 4200);
+	buffer[0] = '/';
+	buffer[4200] = '\0';
+	got = syscall4(NR_FACCESSAT, AT_FDCWD_, (long)buffer, F_OK, 0);
+	expect(got == -ENAMETOOLONG, "faccessat() of a 4200-byte path", got);
+}
+
+static unsigned long run_check(unsigned long rounds)
+{
+	/* source, destination: 3 pages each; a writable page, then a PROT_NONE
+	 * one (strings and copies that run off the first into the second), and
+	 * a read-only page */
+	char *area = bench_map(9 * 4096, 4096, MADV_NOHUGEPAGE);
+	char *src = area, *dst = area + 3 * 4096;
+	char *inaccessible = area + 7 * 4096, *readable = area + 8 * 4096;
+	char *paths = bench_map(2 * 4096, 4096, MADV_NOHUGEPAGE);
+	int fds[2];
+	long got;
+
+	make_file("/tmp/uaccess_bench_file");
+	if (mprotect(readable, 4096, PROT_READ) || mprotect(inaccessible, 4096, PROT_NONE)) {
+		perror("mprotect");
+		exit(1);
+	}
+	got = syscall4(NR_PIPE2, (long)readable, 0, 0, 0);
+	expect(got == -EFAULT, "pipe2() into a read-only page fails with EFAULT", got);
+	got = syscall4(NR_PIPE2, (long)fds, 0, 0, 0);
+	expect(got == 0, "pipe2()", got);
+	got = syscall4(NR_FACCESSAT, AT_FDCWD_, (long)"/tmp/uaccess_bench_file", F_OK, 0);
+	expect(got == 0, "faccessat() of the check file", got);
+	for (unsigned long r = 0; r < rounds; r++) {
+		check_copies(src, dst, fds);
+		check_paths(paths);
+		check_faults(readable, inaccessible, fds);
+		check_long_names(paths);
+	}
+	syscall4(NR_CLOSE, fds[0], 0, 0, 0);
+	syscall4(NR_CLOSE, fds[1], 0, 0, 0);
+	return checks_passed;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned long warmup, count, ops;
 	const char *mode;
 
 	if (argc != 4) {
-		fprintf(stderr, "usage: %s pathwalk|longpath|getdents|getppid WARMUP COUNT\n",
+		fprintf(stderr, "usage: %s pathwalk|longpath|getdents|getppid|check WARMUP COUNT\n",
 			argv[0]);
 		return 2;
 	}
@@ -367,8 +526,13 @@ int main(int argc, char **argv)
 		bench_region_end();
 		ops = count;
 		printf("uaccess_bench mode=getppid ops=%lu\n", ops);
+	} else if (!strcmp(mode, "check")) {
+		bench_region_begin();
+		ops = run_check(count);
+		bench_region_end();
+		printf("uaccess_bench mode=check rounds=%lu ops=%lu\n", count, ops);
 	} else {
-		fprintf(stderr, "unknown mode '%s' (valid: pathwalk, longpath, getdents, getppid)\n",
+		fprintf(stderr, "unknown mode '%s' (valid: pathwalk, longpath, getdents, getppid, check)\n",
 			mode);
 		return 2;
 	}
