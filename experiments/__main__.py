@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -15,6 +16,18 @@ from experiments import compare, runner, simulate, spec
 
 EXIT_FAILED = 1
 EXIT_CANCELLED = 130  # as a shell reports a process stopped by SIGINT
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def cancel_on_signals() -> None:
+    """SIGTERM (kill, a batch scheduler's cancel) stops a run as Ctrl-C does;
+    SIGINT does too when the shell started us in the background, which would
+    otherwise leave it ignored."""
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGINT, _stop)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,4 +131,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    cancel_on_signals()
     sys.exit(main())

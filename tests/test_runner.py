@@ -272,7 +272,9 @@ def test_entry_lock_makes_one_builder(tmp_path: Path) -> None:
     assert len(built) == 1 and entry.exists()
 
 
-def test_ctrl_c_stops_everything_and_keeps_nothing(tmp_path: Path, cache_root: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_term_stops_everything_and_keeps_nothing(
+        tmp_path: Path, cache_root: Path, stop: signal.Signals) -> None:
     definitions = tmp_path / "definitions"
     definitions.mkdir()
     (definitions / "probe.toml").write_text(PROBE)
@@ -287,7 +289,7 @@ def test_ctrl_c_stops_everything_and_keeps_nothing(tmp_path: Path, cache_root: P
         assert time.monotonic() < deadline, "the fake gem5 never started"
         assert process.poll() is None, process.communicate()[0]
         time.sleep(0.1)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(stop)
     output, _ = process.communicate(timeout=60)
     assert process.returncode == 130, output
     pids = [int(line.split()[0]) for line in log.read_text().splitlines()]

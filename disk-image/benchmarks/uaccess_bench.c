@@ -35,7 +35,10 @@
  * copies of every length around the word size, get_user/put_user-style
  * calls, and faults (EFAULT from a PROT_NONE page, a path that runs into
  * one, ENAMETOOLONG). WARMUP is ignored; each of COUNT rounds repeats every
- * check; ops counts the checks passed. Any wrong result exits 1.
+ * check; ops counts the checks passed. Any wrong result exits 1. It first
+ * checks which PAN the kernel uses, from its boot log: emulated (software
+ * TTBR0 PAN) exactly when the command line has arm64.nopan, the CPU's
+ * FEAT_PAN otherwise.
  *
  * WARMUP operations (passes for getdents) run first, outside the measured
  * region, so caches, predictors and the dcache hold everything the region
@@ -49,6 +52,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/klog.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -397,6 +401,38 @@ static void check_long_names(char *buffer)
 	expect(got == -ENAMETOOLONG, "faccessat() of a 4200-byte path", got);
 }
 
+/* Which PAN the boot log says the kernel uses must follow arm64.nopan. */
+static void check_pan_mode(void)
+{
+	static const char emulated[] = "emulated: Privileged Access Never (PAN) using TTBR0_EL1";
+	static const char detected[] = "detected: Privileged Access Never";
+	char cmdline[4096] = "";
+	int size = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	char *log = size > 0 ? malloc((size_t)size + 1) : NULL;
+	FILE *f = fopen("/proc/cmdline", "r");
+	int length, want_software;
+
+	if (!f || !fgets(cmdline, sizeof(cmdline), f) || !log) {
+		fprintf(stderr, "check failed: cannot read /proc/cmdline or the log size\n");
+		exit(1);
+	}
+	fclose(f);
+	length = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, log, size);
+	if (length < 0) {
+		perror("klogctl");
+		exit(1);
+	}
+	log[length] = '\0';
+	want_software = strstr(cmdline, "arm64.nopan") != NULL;
+	expect(strstr(log, want_software ? emulated : detected) != NULL,
+	       want_software ? "arm64.nopan: the kernel emulates PAN (software TTBR0 PAN)"
+			     : "no arm64.nopan: the kernel uses the CPU's PAN", 0);
+	expect(strstr(log, want_software ? detected : emulated) == NULL,
+	       "the kernel reports one kind of PAN only", 0);
+	printf("uaccess_bench pan=%s\n", want_software ? "software" : "hardware");
+	free(log);
+}
+
 static unsigned long run_check(unsigned long rounds)
 {
 	/* source, destination: 3 pages each; a writable page, then a PROT_NONE
@@ -409,6 +445,7 @@ static unsigned long run_check(unsigned long rounds)
 	int fds[2];
 	long got;
 
+	check_pan_mode();
 	make_file("/tmp/uaccess_bench_file");
 	if (mprotect(readable, 4096, PROT_READ) || mprotect(inaccessible, 4096, PROT_NONE)) {
 		perror("mprotect");

@@ -19,6 +19,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from builders import cache  # noqa: E402
 from experiments import runner, simulate, spec  # noqa: E402
+from experiments.__main__ import cancel_on_signals  # noqa: E402
 
 FAKE_GEM5 = Path(__file__).resolve().parent / "fake_gem5.py"
 
@@ -65,4 +66,5 @@ def harness(definitions: Path, name: str, results_dir: Path) -> int:
 
 
 if __name__ == "__main__":
+    cancel_on_signals()
     sys.exit(harness(Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])))
