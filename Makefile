@@ -21,7 +21,7 @@ BUILD := $(PY) -m builders -j $(JOBS)
 # and draws every figure.
 EXPERIMENTS ?=
 ifeq ($(EXPERIMENTS),all)
-FIGURES ?= syscall core_validation c1_published c1_sctlr c1_sctlr_sweep poe mte selftests
+FIGURES ?= syscall core_validation c1_published c1_sctlr c1_sctlr_sweep c4_uaccess c4_uaccess_sysreg poe mte selftests
 else
 FIGURES ?= syscall
 endif
