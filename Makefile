@@ -26,7 +26,8 @@ else
 FIGURES ?= syscall
 endif
 
-all: deps gem5 kernels disk experiments figures
+# experiments builds exactly the kernels its runs use (make kernels builds all).
+all: deps gem5 disk experiments figures
 
 deps:
 	@bash builders/install-deps.sh

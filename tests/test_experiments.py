@@ -385,3 +385,18 @@ def test_layout_samples_pin_memory_before_the_benchmark(tmp_path: Path) -> None:
     assert len(spec.with_samples(spec.load("probe", _write(tmp_path, GOOD)), 5).runs) == 30
     with pytest.raises(spec.BadExperiment, match="samples"):
         spec.load("probe", _write(tmp_path, "samples = 0\n" + GOOD))
+
+
+def test_an_empty_cache_lists_exactly_the_builds_the_runs_need(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from experiments import simulate
+
+    monkeypatch.setenv("ARTIFACT_CACHE", str(tmp_path))
+    try:
+        missing = simulate.builds_to_make(["baseline", "swpan-batched"])
+    except Exception as err:  # noqa: BLE001 - no kernel source on this host
+        pytest.skip(f"cannot key the kernels here: {err}")
+    assert missing[0].startswith("gem5")
+    assert missing[-1].endswith("kernel variant(s), about 6 min each from cold: "
+                                "baseline, swpan-batched")
+    assert not list(tmp_path.iterdir()) or all(p.name != "kernel" for p in tmp_path.iterdir())
