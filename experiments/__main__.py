@@ -12,10 +12,36 @@ import sys
 from pathlib import Path
 
 from builders.process import CommandFailed
-from experiments import compare, runner, simulate, spec
+from experiments import backends, compare, runner, simulate, spec
 
 EXIT_FAILED = 1
 EXIT_CANCELLED = 130  # as a shell reports a process stopped by SIGINT
+
+
+def _backend_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "where gem5 runs", "--backend slurm submits every boot and run as a Slurm job "
+        "(the cache, $ARTIFACT_CACHE, must be on a filesystem the nodes share); builds and "
+        "the CSVs stay on this machine")
+    group.add_argument("--backend", choices=backends.BACKENDS, default="local")
+    group.add_argument("--slurm-jobs", type=int, default=64,
+                       help="most jobs queued or running at once (default 64)")
+    group.add_argument("--slurm-partition", default="", help="sbatch --partition")
+    group.add_argument("--slurm-account", default="", help="sbatch --account")
+    group.add_argument("--slurm-time", default="", help="sbatch --time per job, e.g. 4:00:00")
+    group.add_argument("--slurm-mem", default="", help="sbatch --mem per job, e.g. 4G")
+
+
+def _runner_and_jobs(args: argparse.Namespace) -> tuple[simulate.Gem5Runner, int]:
+    """The gem5 runner on the chosen backend, and how many runs go at once."""
+    if args.slurm_jobs < 1:
+        raise spec.BadExperiment(f"--slurm-jobs must be at least 1, got {args.slurm_jobs}")
+    options = backends.SlurmOptions(partition=args.slurm_partition,
+                                    account=args.slurm_account, time=args.slurm_time,
+                                    mem=args.slurm_mem)
+    backend = backends.make_backend(args.backend, options)
+    jobs = args.slurm_jobs if args.backend == "slurm" else args.jobs
+    return simulate.Gem5Runner(simulate.RepoState.read(), backend=backend), jobs
 
 
 def _stop(signum: int, frame: object) -> None:
@@ -49,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
                      "e.g. cpu.numROBEntries=64: a derived run")
     run.add_argument("--samples", type=int, help="layout samples per run (overrides the "
                      "experiment's 'samples'; sample 0 is the run as defined)")
+    _backend_arguments(run)
     sweeping = sub.add_parser("sweep", help="run a benchmark experiment with one parameter "
                               "over a list of values, beside the unmodified model")
     sweeping.add_argument("name", help="a benchmark experiment")
@@ -58,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     sweeping.add_argument("--core", action="append", default=[], dest="cores",
                           help="on this core model instead (repeatable)")
     sweeping.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    _backend_arguments(sweeping)
     sweeping.add_argument("--results-dir", type=Path,
                           help="default: results/derived/sweep-<param>")
     sub.add_parser("list", help="list experiments")
@@ -114,14 +142,14 @@ def main(argv: list[str] | None = None) -> int:
         results_dir = results_dir or spec.REPO_ROOT / "results"
         variants = sorted({r.variant for e in experiments for r in e.runs})
         builds = simulate.ensure_builds(variants, args.jobs)
-        gem5 = simulate.Gem5Runner(simulate.RepoState.read())
-        runner.run_experiments(experiments, builds, gem5, args.jobs, results_dir, cpu)
+        gem5, jobs = _runner_and_jobs(args)
+        runner.run_experiments(experiments, builds, gem5, jobs, results_dir, cpu)
     except (KeyboardInterrupt, simulate.Cancelled):
         logging.error("stopped by the user: queued runs cancelled, running gem5 processes "
                       "killed, nothing partial kept")
         return EXIT_CANCELLED
     except (spec.BadExperiment, runner.ExperimentFailed, simulate.SimulationFailed,
-            CommandFailed, RuntimeError) as err:
+            backends.BackendFailed, CommandFailed, RuntimeError) as err:
         logging.error("%s", err)
         return EXIT_FAILED
     except Exception as err:  # noqa: BLE001 - one line, not a traceback

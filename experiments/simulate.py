@@ -19,12 +19,10 @@ import collections
 import hashlib
 import json
 import logging
-import os
 import platform
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -35,6 +33,7 @@ from pathlib import Path
 
 from builders import cache, disk, gem5, kernel
 from builders.process import run
+from experiments import backends
 from experiments.spec import REPO_ROOT, RunSpec, catalog
 
 log = logging.getLogger(__name__)
@@ -57,10 +56,6 @@ GEM5_EXIT_MEANING = {
     -signal.SIGKILL: "killed",
     -signal.SIGTERM: "stopped",
 }
-
-
-# util-linux's setpriv: the child gets SIGKILL when its parent dies.
-ORPHAN_GUARD = ("setpriv", "--pdeathsig", "KILL") if shutil.which("setpriv") else ()
 
 
 class SimulationFailed(RuntimeError):
@@ -395,13 +390,15 @@ class Gem5Runner:
     """
 
     def __init__(self, repo: RepoState, progress_seconds: float = PROGRESS_SECONDS,
-                 report: Callable[[str], None] = log.info) -> None:
+                 report: Callable[[str], None] = log.info,
+                 backend: backends.Backend | None = None) -> None:
         self.repo = repo
         self.progress_seconds = progress_seconds
         self.report = report
+        self.backend = backend or backends.LocalBackend()
         self._cancelled = threading.Event()
         self._lock = threading.Lock()
-        self._running: dict[int, subprocess.Popen[bytes]] = {}
+        self._running: dict[int, backends.Job] = {}
 
     @property
     def cancelled(self) -> bool:
@@ -410,12 +407,9 @@ class Gem5Runner:
     def cancel(self) -> None:
         self._cancelled.set()
         with self._lock:
-            processes = list(self._running.values())
-        for process in processes:
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            jobs = list(self._running.values())
+        for job in jobs:
+            job.kill()
 
     def simulate(self, simulation: Simulation) -> cache.Entry:
         """The raw outputs of ``simulation``: cached, or made now."""
@@ -446,21 +440,24 @@ class Gem5Runner:
         command = simulation.command(out)
         (out / "command.txt").write_text(" ".join(command) + "\n")
         started = time.monotonic()
-        with (out / "simout.txt").open("wb") as stdout, (out / "simerr.txt").open("wb") as stderr:
-            # A session of its own, so that cancel() kills gem5 and nothing else;
-            # and killed with this process, so a runner killed outright (SIGKILL)
-            # leaves no gem5 writing into a directory nobody will keep.
-            process = subprocess.Popen([*ORPHAN_GUARD, *command], stdout=stdout, stderr=stderr,
-                                       cwd=out, start_new_session=True)
+        try:
+            job = self.backend.start(command, out, job_name(simulation.label))
+        except backends.BackendFailed as err:
+            raise SimulationFailed(f"{simulation.label}: {err}") from err
+        with self._lock:
+            self._running[id(job)] = job
+        try:
+            if self.cancelled:
+                self.cancel()
+            code = self._wait(job, simulation, out, started)
+        except backends.BackendFailed as err:
+            raise SimulationFailed(
+                f"{simulation.label}: {err}.\n"
+                f"--- gem5 stderr (tail) ---\n{tail(out / 'simerr.txt', 15)}\n"
+                f"--- guest console (tail) ---\n{tail(m5out / CONSOLE)}") from err
+        finally:
             with self._lock:
-                self._running[process.pid] = process
-            try:
-                if self.cancelled:
-                    self.cancel()
-                code = self._wait(process, simulation, out, started)
-            finally:
-                with self._lock:
-                    self._running.pop(process.pid, None)
+                self._running.pop(id(job), None)
         seconds = time.monotonic() - started
         if self.cancelled:
             raise Cancelled(simulation.label)
@@ -473,17 +470,24 @@ class Gem5Runner:
                 f"--- guest console (tail) ---\n{tail(m5out / CONSOLE)}")
         return seconds
 
-    def _wait(self, process: subprocess.Popen[bytes], simulation: Simulation, out: Path,
+    def _wait(self, job: backends.Job, simulation: Simulation, out: Path,
               started: float) -> int:
         while True:
-            try:
-                return process.wait(timeout=self.progress_seconds)
-            except subprocess.TimeoutExpired:
-                elapsed = time.monotonic() - started
-                progress = Progress.last_in(out / "simout.txt")
-                where = (progress.describe(elapsed) if progress else
-                         "guest console: " + tail(out / "m5out" / CONSOLE, 1)[:100])
-                self.report(f"{simulation.label}: {elapsed / 60:.1f} host min, {where}")
+            code = job.wait(self.progress_seconds)
+            if code is not None:
+                return code
+            elapsed = time.monotonic() - started
+            progress = Progress.last_in(out / "simout.txt")
+            where = (progress.describe(elapsed) if progress else
+                     "guest console: " + tail(out / "m5out" / CONSOLE, 1)[:100])
+            queue = job.describe()
+            self.report(f"{simulation.label}: {elapsed / 60:.1f} host min"
+                        + (f" ({queue})" if queue else "") + f", {where}")
+
+
+def job_name(label: str) -> str:
+    """A scheduler-friendly name for a run: letters, digits, - _ . only."""
+    return "ahg-" + re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-")[:100]
 
 
 def interpreter_version() -> str:

@@ -367,3 +367,40 @@ def test_waiting_for_a_lock_gives_up_when_cancelled(tmp_path: Path) -> None:
         cancelled.set()
         thread.join(timeout=10)
     assert outcome == ["gave up"]
+
+
+def test_the_slurm_backend_makes_the_local_backends_csv(
+        tmp_path: Path, cache_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from experiments import backends
+    from support.local_slurm import LocalSlurm, Unavailable
+
+    try:
+        cluster = LocalSlurm.start(tmp_path / "slurm")
+    except Unavailable as err:
+        pytest.skip(f"no local Slurm cluster: {err}")
+    try:
+        monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
+        experiment = _experiment(tmp_path)
+        local = _run(tmp_path, experiment, results="local")
+        # A second cache: the Slurm run must simulate everything itself.
+        monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "slurm-cache"))
+        builds = fake_builds.make(cache.cache_root())
+        lines: list[str] = []
+        gem5 = simulate.Gem5Runner(
+            simulate.RepoState.read(), progress_seconds=0.5, report=lines.append,
+            backend=backends.SlurmBackend(backends.SlurmOptions(poll_seconds=0.2)))
+        runner.run_experiments([experiment], builds, gem5, 4, tmp_path / "slurm-results")
+        with (tmp_path / "slurm-results" / "probe.csv").open() as handle:
+            remote = list(csv.DictReader(handle))
+    finally:
+        cluster.stop()
+    host_only = ("host_seconds", "host_inst_rate")
+
+    def comparable(rows: list[dict[str, str]]) -> list[dict[str, str]]:
+        return sorted(({k: v for k, v in r.items() if k not in host_only} for r in rows),
+                      key=lambda r: (r["run"], r["metric"]))
+
+    assert comparable(remote) == comparable(local)
+    # Everything ran as jobs: 2 model checks, 2 boots, 2 runs in the Slurm cache.
+    assert len(list((tmp_path / "slurm-cache" / "runs").glob("*/manifest.json"))) == 2
+    assert not list((tmp_path / "slurm-cache").rglob(backends.EXIT_STATUS))

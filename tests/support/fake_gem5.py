@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -70,7 +71,8 @@ def main(argv: list[str]) -> int:
         print(f"progress: tick={int(elapsed * 1e9)} start=0 limit=10000000000 "
               f"insts={int(elapsed * 1e6)}", flush=True)
         time.sleep(0.05)
-    seed = int(hashlib.sha256(" ".join(args).encode()).hexdigest(), 16)
+    # As gem5's statistics, independent of where the cache is: directories dropped.
+    seed = int(hashlib.sha256(re.sub(r"/\S*/", "", " ".join(args)).encode()).hexdigest(), 16)
     script_path = _arg(args, "--script")
     script = Path(script_path).read_text() if script_path else ""
     console = ["init: up", f"run: {script.strip().splitlines()[-1] if script else ''}"]
