@@ -60,8 +60,13 @@ test: venv
 # RESULTS_DIR=dir writes the CSVs there instead of results/ (a re-run beside
 # the committed results).
 RESULTS_DIR ?=
+# BACKEND=slurm submits the simulations as Slurm jobs (cache on a shared
+# filesystem); SLURM_ARGS adds e.g. "--slurm-partition=p --slurm-time=4:00:00".
+BACKEND ?= local
+SLURM_ARGS ?=
+RUN_WHERE = --backend $(BACKEND) $(if $(filter slurm,$(BACKEND)),$(SLURM_ARGS))
 experiments: venv
-	@$(PY) -m experiments run -j $(JOBS) $(if $(RESULTS_DIR),--results-dir $(RESULTS_DIR)) \
+	@$(PY) -m experiments run -j $(JOBS) $(RUN_WHERE) $(if $(RESULTS_DIR),--results-dir $(RESULTS_DIR)) \
 		$(if $(filter all,$(EXPERIMENTS)),--all,$(EXPERIMENTS))
 ifeq ($(EXPERIMENTS),all)
 	@$(MAKE) --no-print-directory qemu-reference
@@ -74,7 +79,7 @@ endif
 COMPARE_DIR ?= $(ARTIFACT_CACHE)/compare-results
 compare: venv
 	@rm -rf $(COMPARE_DIR)
-	@$(PY) -m experiments run -j $(JOBS) --results-dir $(COMPARE_DIR) \
+	@$(PY) -m experiments run -j $(JOBS) $(RUN_WHERE) --results-dir $(COMPARE_DIR) \
 		$(if $(filter all,$(EXPERIMENTS)),--all,$(EXPERIMENTS))
 	@$(PY) -m experiments compare results $(COMPARE_DIR)
 
@@ -83,7 +88,7 @@ compare: venv
 # CSV and figure in results/derived/.
 sweep: venv
 	@test -n "$(NAME)" -a -n "$(PARAM)" -a -n "$(VALUES)" || { echo "usage: make sweep NAME=<experiment> PARAM=<key> VALUES=\"v1 v2 ...\" [CORE=<core>]" >&2; exit 2; }
-	@$(PY) -m experiments sweep $(NAME) -j $(JOBS) --param $(PARAM) --values $(VALUES) \
+	@$(PY) -m experiments sweep $(NAME) -j $(JOBS) $(RUN_WHERE) --param $(PARAM) --values $(VALUES) \
 		$(if $(CORE),--core $(CORE))
 	@$(PY) -m plots.sweep results/derived/$(if $(CORE),$(CORE)-)sweep-$(PARAM)/$(NAME).csv \
 		--param $(PARAM)

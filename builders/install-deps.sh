@@ -15,6 +15,8 @@ PACKAGES=(
 	linux-source-6.12
 	# disk image
 	e2fsprogs dpkg-dev
+	# the Slurm backend (sbatch, squeue) and its test's one-node cluster
+	slurm-client slurmctld slurmd munge
 )
 # Reference runs of the guest's MTE selftests (-machine virt,mte=on) need a
 # QEMU without issue 1416 (7.2 keeps one tag byte per page, so STG tags every
