@@ -64,10 +64,15 @@ def published() -> dict:
     return tomllib.loads((PLOTS / "published.toml").read_text())
 
 
+class NoResults(SystemExit):
+    """A figure's results do not exist yet (``plots.all`` skips the figure)."""
+
+
 def load_results(name: str) -> pd.DataFrame:
     path = RESULTS / f"{name}.csv"
     if not path.is_file():
-        raise SystemExit(f"{path} does not exist: run 'make experiments' (or 'make') first")
+        raise NoResults(f"{path} does not exist: run 'python -m experiments run {name}' "
+                        "(or 'make experiments EXPERIMENTS=all') first")
     return pd.read_csv(path, keep_default_na=False)
 
 

@@ -1,0 +1,45 @@
+"""Draw every figure whose results exist: ``python -m plots.all [FIGURE ...]``.
+
+A figure whose CSV is missing is skipped with a line saying which experiment
+makes it; any other failure stops with an error. ``make figures`` runs this,
+then ``plots.readme``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from plots import style
+
+# One script per figure, in the README's order.
+FIGURES = ("syscall", "core_validation", "c1_published", "c1_sctlr", "c1_sctlr_sweep",
+           "c4_uaccess", "c4_uaccess_sysreg", "poe", "mte", "selftests")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m plots.all")
+    parser.add_argument("figures", nargs="*", help=f"a subset of: {', '.join(FIGURES)}")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    unknown = sorted(set(args.figures) - set(FIGURES))
+    if unknown:
+        parser.error(f"unknown figure(s) {', '.join(unknown)}; valid: {', '.join(FIGURES)}")
+    drawn, skipped = 0, 0
+    for name in args.figures or FIGURES:
+        try:
+            importlib.import_module(f"plots.{name}").main()
+            drawn += 1
+        except style.NoResults as missing:
+            logging.info("skipped %s: %s", name, missing)
+            skipped += 1
+        finally:
+            style.plt.close("all")
+    logging.info("figures: %d drawn, %d skipped (no results)", drawn, skipped)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

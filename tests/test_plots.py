@@ -1,0 +1,31 @@
+"""make figures: every figure script is drawn, and a missing CSV is a skip."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from plots import all as all_figures
+from plots import style
+
+NOT_FIGURES = {"__init__", "all", "style", "claims", "readme", "sweep"}
+
+
+def test_every_figure_script_is_drawn() -> None:
+    scripts = {p.stem for p in style.PLOTS.glob("*.py")} - NOT_FIGURES
+    assert set(all_figures.FIGURES) == scripts
+
+
+def test_a_figure_without_results_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             caplog: pytest.LogCaptureFixture) -> None:
+    monkeypatch.setattr(style, "RESULTS", tmp_path)
+    assert all_figures.main(["syscall", "c4_uaccess"]) == 0
+    assert "skipped syscall" in caplog.text
+    assert "python -m experiments run c4-uaccess" in caplog.text
+
+
+def test_an_unknown_figure_names_the_valid_ones(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        all_figures.main(["no_such_figure"])
+    assert "valid: syscall" in capsys.readouterr().err
