@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ def test_every_figure_script_is_drawn() -> None:
 def test_a_figure_without_results_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                              caplog: pytest.LogCaptureFixture) -> None:
     monkeypatch.setattr(style, "RESULTS", tmp_path)
+    caplog.set_level(logging.INFO)
     assert all_figures.main(["syscall", "c4_uaccess"]) == 0
     assert "skipped syscall" in caplog.text
     assert "python -m experiments run c4-uaccess" in caplog.text
