@@ -43,6 +43,9 @@ class Claim:
     expression: str
     value: float
     tolerance: float
+    # "one": each rows entry selects exactly one row; "median": the median of
+    # the rows it selects (e.g. over layout samples), at least one.
+    aggregate: str = "one"
 
 
 def read(path: Path = CLAIMS) -> list[Claim]:
@@ -50,13 +53,17 @@ def read(path: Path = CLAIMS) -> list[Claim]:
     claims = []
     for entry in data.get("claim", []):
         unknown = set(entry) - {"id", "text", "results", "where", "rows", "expression",
-                                "value", "tolerance"}
+                                "value", "tolerance", "aggregate"}
         if unknown:
             raise BadClaim(f"{path}: claim {entry.get('id')}: unknown keys {sorted(unknown)}")
         rows = entry.get("rows") or {"x": entry["where"]}
+        aggregate = entry.get("aggregate", "one")
+        if aggregate not in ("one", "median"):
+            raise BadClaim(f"{path}: claim {entry.get('id')}: aggregate '{aggregate}' "
+                           "(valid: one, median)")
         claims.append(Claim(entry["id"], entry["text"], entry["results"], rows,
                             entry.get("expression", "x"), float(entry["value"]),
-                            float(entry["tolerance"])))
+                            float(entry["tolerance"]), aggregate))
     return claims
 
 
@@ -77,12 +84,15 @@ def evaluate(expression: str, names: dict[str, float]) -> float:
     return walk(ast.parse(expression, mode="eval"))
 
 
-def row_value(frame: pd.DataFrame, where: dict[str, str], claim: str) -> float:
+def row_value(frame: pd.DataFrame, where: dict[str, str], claim: str,
+              aggregate: str = "one") -> float:
     selected = frame
     for column, wanted in where.items():
         if column not in frame.columns:
             raise BadClaim(f"claim {claim}: the results have no column '{column}'")
         selected = selected[selected[column].astype(str) == str(wanted)]
+    if aggregate == "median" and len(selected):
+        return float(selected["value"].astype(float).median())
     if len(selected) != 1:
         raise BadClaim(f"claim {claim}: {where} matches {len(selected)} rows, not one")
     return float(selected["value"].iloc[0])
@@ -96,7 +106,8 @@ def check(claim: Claim, readme: str, results: Path = style.RESULTS) -> float:
     if not path.is_file():
         raise BadClaim(f"claim {claim.id}: {path} does not exist")
     frame = pd.read_csv(path, keep_default_na=False)
-    names = {name: row_value(frame, where, claim.id) for name, where in claim.rows.items()}
+    names = {name: row_value(frame, where, claim.id, claim.aggregate)
+             for name, where in claim.rows.items()}
     computed = evaluate(claim.expression, names)
     if abs(computed - claim.value) > claim.tolerance:
         raise BadClaim(f"claim {claim.id}: the README says {claim.value:g} ('{claim.text}'), "

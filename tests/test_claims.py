@@ -24,6 +24,16 @@ def test_a_moved_number_fails(tmp_path: Path) -> None:
         claims.check(claim, "it takes 120 ns", tmp_path)
 
 
+def test_a_median_claim_takes_the_median_of_its_samples(tmp_path: Path) -> None:
+    (tmp_path / "probe.csv").write_text("sample,metric,value\n0,ns,10\n1,ns,14\n2,ns,11\n")
+    claim = claims.Claim("probe", "takes 11 ns", "probe", {"x": {"metric": "ns"}}, "x", 11, 0.1,
+                         aggregate="median")
+    assert claims.check(claim, "it takes 11 ns", tmp_path) == 11
+    one = claims.Claim("probe", "takes 11 ns", "probe", {"x": {"metric": "ns"}}, "x", 11, 0.1)
+    with pytest.raises(claims.BadClaim, match="matches 3 rows, not one"):
+        claims.check(one, "it takes 11 ns", tmp_path)
+
+
 def test_expressions_are_arithmetic_only() -> None:
     assert claims.evaluate("100 * (a / b - 1)", {"a": 110.0, "b": 100.0}) == pytest.approx(10)
     with pytest.raises(claims.BadClaim):
