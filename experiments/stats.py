@@ -96,6 +96,11 @@ COUNTERS: tuple[Counter, ...] = (
             nozero=True),
     Counter("l2_misses", "count", r"board\.cache_hierarchy\.l2\d*", r"overallMisses::total",
             nozero=True),
+    # What gem5's serializing instructions (MSR/MRS of system registers, ISB,
+    # exception entry and return) cost: how many rename met, and the cycles
+    # rename stood still waiting for one to reach the head of the ROB.
+    Counter("serializing_instructions", "count", CORES, r"rename\.serializing"),
+    Counter("serialize_stall_cycles", "cycles", CORES, r"rename\.serializeStallCycles"),
     Counter("dtlb_misses", "count", rf"{CORES}\.mmu\.dtb", r"(?:read|write)Misses"),
     Counter("itlb_misses", "count", rf"{CORES}\.mmu\.itb", r"instMisses"),
     Counter("memory_reads", "count", r"board\.memory\.mem_ctrl\d*", r"readReqs"),
