@@ -69,22 +69,34 @@ def main() -> None:
     table = "\n".join(lines) + "\n"
 
     style.apply()
-    fig, ax = style.figure(width=style.FULL_WIDTH_IN, height=2.3)
-    x = np.arange(len(order))
-    width = 0.8 / len(VARIANTS)
-    for i, (variant, label) in enumerate(VARIANTS.items()):
-        ax.bar(x - 0.4 + (i + 0.5) * width, costs[variant], width, label=label,
-               color=style.PALETTE[i + 1], hatch=style.HATCHES[i + 1], edgecolor="black",
-               linewidth=0.4)
-    ax.set_xticks(x, order, fontsize=6)
-    ax.set_ylabel("toggle cost over baseline (ns per call)")
-    ax.set_title("Cortex-A76 model, faccessat() of a 4000-byte path: toggle-write timing",
-                 loc="left")
-    ax.legend(loc="upper left", frameon=False, fontsize=6, ncols=2)
-    fig.text(0.0, -0.08, "One layout sample per bar (single runs; c4-uaccess gives the "
-             "spread of the default timing). Missing bars: that timing does not touch the "
-             "variant's toggle writes.", fontsize=5, color="#555555", transform=fig.transFigure)
-    style.add_provenance(fig, frame, below=-0.13)
+    fig, axes = style.plt.subplots(1, 2, figsize=(style.FULL_WIDTH_IN, 2.4))
+    panels = (("TTBR0/1", ("swpan-batched", "swpan-per-access"),
+               "software PAN: TTBR0/TTBR1 write timing"),
+              ("PAN", ("pan-batched", "pan-per-access"), "PAN toggling: PSTATE.PAN write timing"))
+    for n, (axis, (register, variants, title)) in enumerate(zip(axes, panels)):
+        timings = [t for t in order if t.startswith("model") or t.startswith(register + " ")]
+        x = np.arange(len(timings))
+        width = 0.8 / len(variants)
+        for i, variant in enumerate(variants):
+            heights = [costs[variant][order.index(t)] for t in timings]
+            colour = list(VARIANTS).index(variant) + 1
+            axis.bar(x - 0.4 + (i + 0.5) * width, heights, width, label=VARIANTS[variant],
+                     color=style.PALETTE[colour], hatch=style.HATCHES[colour],
+                     edgecolor="black", linewidth=0.4)
+        axis.set_yscale("log")
+        low, high = axis.get_ylim()
+        axis.set_ylim(low, high * 8)  # room for the legend
+        axis.set_xticks(x, [t.replace("model default (gem5 drain)", "default\n(gem5 drain)")
+                            .replace(register + " ", "").replace(" +", "\n+")
+                            for t in timings], fontsize=6)
+        axis.set_title(f"({'ab'[n]}) {title}", loc="left")
+        axis.legend(loc="upper left", frameon=False, fontsize=6)
+    axes[0].set_ylabel("toggle cost over baseline (ns per call)")
+    fig.subplots_adjust(wspace=0.25)
+    fig.text(0.0, -0.10, "Cortex-A76 model, faccessat() of a 4000-byte path; one layout sample "
+             "per bar (c4-uaccess gives the spread of the default timing).", fontsize=5,
+             color="#555555", transform=fig.transFigure)
+    style.add_provenance(fig, frame, below=-0.15)
     style.publish(fig, "c4_uaccess_sysreg", table)
 
 
