@@ -101,6 +101,9 @@ COUNTERS: tuple[Counter, ...] = (
     # rename stood still waiting for one to reach the head of the ROB.
     Counter("serializing_instructions", "count", CORES, r"rename\.serializing"),
     Counter("serialize_stall_cycles", "cycles", CORES, r"rename\.serializeStallCycles"),
+    # Cache lines fetch read: more lines for the same instructions is code
+    # placement (a loop straddling a line), not work.
+    Counter("fetched_lines", "count", CORES, r"fetch\.cacheLines"),
     Counter("dtlb_misses", "count", rf"{CORES}\.mmu\.dtb", r"(?:read|write)Misses"),
     Counter("itlb_misses", "count", rf"{CORES}\.mmu\.itb", r"instMisses"),
     Counter("memory_reads", "count", r"board\.memory\.mem_ctrl\d*", r"readReqs"),

@@ -97,6 +97,7 @@ board.cache_hierarchy.l2.overallMisses::total        4
 board.processor.cores.core.branchPred.condIncorrect  7
 board.processor.cores.core.rename.serializing        40
 board.processor.cores.core.rename.serializeStallCycles  900
+board.processor.cores.core.fetch.cacheLines           1500
 board.processor.cores.core.mmu.dtb.readMisses        2
 board.processor.cores.core.mmu.dtb.writeMisses       1
 board.processor.cores.core.mmu.itb.instMisses        1
@@ -122,7 +123,7 @@ def test_stats_region_is_the_first_dump(tmp_path: Path) -> None:
     assert metrics["l1d_misses"] == 12
     assert metrics["l1i_misses"] == 0 and metrics["dtlb_misses"] == 3
     assert metrics["serializing_instructions"] == 40
-    assert metrics["serialize_stall_cycles"] == 900
+    assert metrics["serialize_stall_cycles"] == 900 and metrics["fetched_lines"] == 1500
     assert "tag_reads" not in metrics  # only runs with the mte feature have a tag model
     with pytest.raises(stats.MissingStats, match="board.*mte_tags.*tag_checked_misses"):
         stats.region_metrics(dumps[0], iterations=10, features=("mte",))

@@ -41,6 +41,7 @@ def stats_text(seed: int, with_l2: bool) -> str:
         "board.processor.cores.core.branchPred.condIncorrect 10",
         "board.processor.cores.core.rename.serializing 120",
         "board.processor.cores.core.rename.serializeStallCycles 3000",
+        "board.processor.cores.core.fetch.cacheLines 9000",
         # l1d misses are absent (zero), as gem5 leaves out nozero counters.
         "board.cache_hierarchy.l1d.overallHits::total 4000",
         "board.cache_hierarchy.l1i.overallMisses::total 3",
