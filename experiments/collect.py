@@ -56,18 +56,27 @@ def _manifest_field(kind: str, key: str, *path: str) -> str:
     value: object = entry.manifest()["inputs"]
     for name in path:
         value = value[name]  # type: ignore[index]
-    if isinstance(value, list):
-        return ";".join(str(v[0]) if isinstance(v, list) else str(v) for v in value)
     if isinstance(value, dict):
         return " ".join(str(v) for v in value.values())
     return str(value)
+
+
+def _patch_ids(key: str) -> str:
+    """The gem5 build's patches as ``0001:<first 8 hex of its content
+    hash>;0002:…``: which patches and which text of each, in a tenth of the
+    file names' length (the column repeats on every row)."""
+    entry = cache.Entry(kind="gem5", key=key, root=cache.cache_root())
+    if not key or not entry.exists():
+        return ""
+    return ";".join(f"{name.split('-', 1)[0]}:{digest[:8]}"
+                    for name, digest in entry.manifest()["inputs"]["patches"])
 
 
 def provenance(raw: Path) -> dict[str, object]:
     sidecar = json.loads((raw / "provenance.json").read_text())
     return {
         **{k: sidecar.get(k, "") for k in PROVENANCE},
-        "gem5_patches": _manifest_field("gem5", sidecar["gem5_build"], "patches"),
+        "gem5_patches": _patch_ids(sidecar["gem5_build"]),
         "kernel_source": _manifest_field("kernel", sidecar["kernel_build"], "source"),
         "host_seconds": sidecar["host_seconds"],
     }
@@ -170,6 +179,8 @@ def write_csv(rows: Sequence[dict[str, object]], path: Path,
                                     extrasaction="ignore")
             writer.writeheader()
             writer.writerows(rows)
+        # A temporary file is private (0600); results are for everyone to read.
+        os.chmod(handle.name, 0o644)
         os.replace(handle.name, path)
     finally:
         if os.path.exists(handle.name):

@@ -78,7 +78,7 @@ def test_a_run_boots_once_and_simulates_once(tmp_path: Path, cache_root: Path) -
     row = by_metric[("pan", "cycles")]
     assert row["gem5_build"] == "fa4e9e5000000001" and row["checkpoint"]
     assert row["repo_commit"] and row["repo_dirty"] in ("True", "False")
-    assert row["gem5_patches"] == "0001-fake.patch" and row["kernel_source"] == "debian 6.12.fake"
+    assert row["gem5_patches"] == "0001:0" and row["kernel_source"] == "debian 6.12.fake"
     sidecar = cache.Entry("runs", row["run"], cache_root).path / "provenance.json"
     assert sidecar.is_file()
 
