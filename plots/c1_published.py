@@ -166,9 +166,8 @@ def main() -> None:
                 errors = None
             else:
                 base = sim[(name, core, BASELINE)]
-                spreads = [paired_overhead(sim.get((name, core, v), {}), base) for v in ARMS]
-                heights = [m for m, _, _, _ in spreads]
-                errors = [[m - lo for m, lo, _, _ in spreads], [hi - m for m, _, hi, _ in spreads]]
+                heights, errors = style.error_bars(
+                    [paired_overhead(sim.get((name, core, v), {}), base) for v in ARMS])
                 colour, hatch = style.PALETTE[i], style.HATCHES[i]
                 label = f"gem5: {TIMING_LABELS[name]}"
             axis.bar(x - 0.4 + (i + 0.5) * width, heights, width, label=label, color=colour,
@@ -182,11 +181,9 @@ def main() -> None:
     style.legend_on_top(fig, axes[0], columns=2)
     fig.subplots_adjust(top=0.72, wspace=0.08)
     samples = max(len(v) for v in sim.values())
-    fig.text(0.0, -0.13, f"Simulated: median over {samples} physical-layout samples of 10,000 "
-             "invalid syscalls each, error bars the median's interval (see table); published: "
-             "10M syscalls, median of 100 runs.", fontsize=5, color="#555555",
-             transform=fig.transFigure)
-    style.add_provenance(fig, frame, below=-0.18)
+    style.add_note(fig, f"Simulated: median over {samples} physical-layout samples of 10,000 "
+                   "invalid syscalls each, error bars the median's interval (see table); "
+                   "published: 10M syscalls, median of 100 runs.", frame, below=-0.13)
     style.publish(fig, "c1_published", table(sim, published, fit_latency, sweep, used))
 
 

@@ -165,9 +165,8 @@ def main() -> None:
     width = 0.8 / len(VARIANTS)
     for axis, core in zip(axes, cores):
         for i, (variant, label) in enumerate(VARIANTS.items()):
-            spreads = [toggle_cost(ns, core, variant, w) for w in WORKLOADS]
-            heights = [m for m, _, _, _ in spreads]
-            errors = [[m - lo for m, lo, _, _ in spreads], [hi - m for m, _, hi, _ in spreads]]
+            heights, errors = style.error_bars([toggle_cost(ns, core, variant, w)
+                                                for w in WORKLOADS])
             axis.bar(x - 0.4 + (i + 0.5) * width, heights, width, label=label,
                      color=style.PALETTE[i + 1], hatch=style.HATCHES[i % len(style.HATCHES)],
                      edgecolor="black", linewidth=0.4, yerr=errors,
@@ -184,9 +183,8 @@ def main() -> None:
     series = [(core, slow, fast, label) for core in cores for slow, fast, label in RATIOS]
     rw = 0.8 / len(series)
     for i, (core, slow, fast, label) in enumerate(series):
-        spreads = [batching_ratio(ns, core, slow, fast, w) for w in ratio_workloads]
-        heights = [m for m, _, _, _ in spreads]
-        errors = [[m - lo for m, lo, _, _ in spreads], [hi - m for m, _, hi, _ in spreads]]
+        heights, errors = style.error_bars([batching_ratio(ns, core, slow, fast, w)
+                                            for w in ratio_workloads])
         ratio_axis.bar(xr - 0.4 + (i + 0.5) * rw, heights, rw, yerr=errors,
                        label=f"{CORES[core]}: {label}", color=style.PALETTE[i + 1],
                        hatch=style.HATCHES[i], edgecolor="black", linewidth=0.4,
@@ -203,11 +201,9 @@ def main() -> None:
     style.legend_on_top(fig, axes[0], columns=3)
     fig.subplots_adjust(top=0.72, wspace=0.35)
     samples = max(len(v) for v in ns.values())
-    fig.text(0.0, -0.10, f"Median over {samples} physical-layout samples, each variant against "
-             "the same sample's baseline (hardware PAN, no toggles); error bars the median's "
-             "interval. Symmetric-log axes in (a, b).", fontsize=5, color="#555555",
-             transform=fig.transFigure)
-    style.add_provenance(fig, frame, below=-0.15)
+    style.add_note(fig, f"Median over {samples} physical-layout samples, each variant against "
+                   "the same sample's baseline (hardware PAN, no toggles); error bars the "
+                   "median's interval. Symmetric-log axes in (a, b).", frame, below=-0.10)
     style.publish(fig, "c4_uaccess", table(ns, insts, published))
 
 

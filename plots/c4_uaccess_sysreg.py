@@ -93,10 +93,9 @@ def main() -> None:
         axis.legend(loc="upper left", frameon=False, fontsize=6)
     axes[0].set_ylabel("toggle cost over baseline (ns per call)")
     fig.subplots_adjust(wspace=0.25)
-    fig.text(0.0, -0.10, "Cortex-A76 model, faccessat() of a 4000-byte path; one layout sample "
-             "per bar (c4-uaccess gives the spread of the default timing).", fontsize=5,
-             color="#555555", transform=fig.transFigure)
-    style.add_provenance(fig, frame, below=-0.15)
+    style.add_note(fig, "Cortex-A76 model, faccessat() of a 4000-byte path; one layout "
+                   "sample per bar (c4-uaccess gives the spread of the default timing).",
+                   frame, below=-0.10)
     style.publish(fig, "c4_uaccess_sysreg", table)
 
 

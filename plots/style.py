@@ -107,6 +107,20 @@ def provenance_note(frame: pd.DataFrame) -> str:
     return f"gem5 {gem5}; kernel {kernels}"
 
 
+def add_note(fig: plt.Figure, text: str, frame: pd.DataFrame, below: float) -> None:
+    """A grey line under the axes saying how the data were made, and under it
+    the builds that made them."""
+    fig.text(0.0, below, text, fontsize=5, color="#555555", transform=fig.transFigure)
+    add_provenance(fig, frame, below=below - 0.05)
+
+
+def error_bars(spreads: Sequence[tuple[float, float, float, float]]
+               ) -> tuple[list[float], list[list[float]]]:
+    """Bar heights and matplotlib yerr from median_interval() results."""
+    heights = [m for m, _, _, _ in spreads]
+    return heights, [[m - lo for m, lo, _, _ in spreads], [hi - m for m, _, hi, _ in spreads]]
+
+
 def add_provenance(fig: plt.Figure, frame: pd.DataFrame, below: float | None = None) -> None:
     """Name the builds behind the data below the axes, clear of their labels."""
     fig.text(0.0, -0.06 if below is None else below, provenance_note(frame), fontsize=5,
