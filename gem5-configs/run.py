@@ -41,6 +41,8 @@ from hardening.mte_timing import (  # noqa: E402
 from hardening.params import UnknownParameter, apply_overrides  # noqa: E402
 from hardening.progress import CHECK_TICKS, TickLimit  # noqa: E402
 from hardening.sysreg import GEM5_TIMING, BadSysRegTiming, split_overrides  # noqa: E402
+from hardening.tlbi import (  # noqa: E402
+    TLBI_ROOT, WALKER_ROOT, describe, make_tlbi_timing, stage1_walkers)
 from hardening.processor import atomic_processor, detailed_processor  # noqa: E402
 
 # 1 is left to gem5 itself (an uncaught Python exception).
@@ -132,6 +134,7 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
     # An mte run's memory holds the tag carve-out, on the boot as on the restore.
     memory_size = memory_with_tag_carve_out(args.memory) if "mte" in features else args.memory
     mte_tags = make_mte_tag_timing(features, detailed, args.memory)
+    tlbi_timing = make_tlbi_timing(object_overrides) if detailed else None
     if detailed:
         if args.atomic_clock != BOOT_CLOCK:
             raise UnknownParameter("--atomic-clock applies to --cpu atomic only (an o3 run "
@@ -143,11 +146,14 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
                 timing.install(decoder)
         hierarchy = PrivateL1L2SharedL3(args.cores, model.make_l1i, model.make_l1d,
                                         model.make_l2, model.make_l3, mte_tags)
+        cpus = [core.get_simobject() for core in processor.get_cores()]
         apply_overrides({
-            "cpu": [core.get_simobject() for core in processor.get_cores()],
+            "cpu": cpus,
             "l1i": hierarchy.l1i, "l1d": hierarchy.l1d, "l2": hierarchy.l2,
             "l3": [hierarchy.l3],
+            WALKER_ROOT: stage1_walkers(cpus),
             **({"mte_tags": [mte_tags]} if mte_tags is not None else {}),
+            **({TLBI_ROOT: [tlbi_timing]} if tlbi_timing is not None else {}),
         }, object_overrides)
     else:
         if overrides:
@@ -157,6 +163,8 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
     clock = model.clock if model else getattr(args, "atomic_clock", BOOT_CLOCK)
     memory = (model.make_memory if model else ddr4_single_channel)(memory_size)
     board = make_board(processor, hierarchy, memory, clock, release)
+    if tlbi_timing is not None:
+        board.tlbi_timing = tlbi_timing
     description = {
         "mode": args.mode,
         "cpu": "o3" if detailed else "atomic",
@@ -168,6 +176,7 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
         "extensions": [str(e) for e in release.extensions],
         "params": overrides,
         "sysreg_timing": timing.as_dict(),
+        "tlbi_timing": describe(tlbi_timing),
         "memory": args.memory,
         "cores": args.cores,
     }

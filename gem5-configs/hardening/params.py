@@ -1,7 +1,9 @@
 """``--param path=value`` overrides, applied to the built SimObjects.
 
-Paths start at a named root (``cpu``, ``l1i``, ``l1d``, ``l2``, ``l3``, and
-``mte_tags`` on MTE runs: the ``MteTagTiming`` of ``hardening/mte_timing.py``)
+Paths start at a named root (``cpu``, ``l1i``, ``l1d``, ``l2``, ``l3``,
+``walker`` (every core's stage-1 table walkers), ``mte_tags`` on MTE runs (the
+``MteTagTiming`` of ``hardening/mte_timing.py``) and ``tlbi`` (the
+``ArmTlbiTiming`` of ``hardening/tlbi.py``, made when a run names it))
 and walk child SimObjects, e.g. ``cpu.branchPred.btb.numEntries=8192`` or
 ``mte_tags.mode=with_data``. An unknown
 root, child or parameter fails with the names that exist at that point.
