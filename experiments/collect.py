@@ -82,6 +82,13 @@ def provenance(raw: Path) -> dict[str, object]:
     }
 
 
+def model_parts(spec: RunSpec) -> tuple[str, ...]:
+    """The run's features, plus the optional model objects its parameters
+    create (whose counters are then required)."""
+    timed_tlbi = any(p.startswith("tlbi.") for p in spec.params)
+    return (*spec.features, *((stats.TLBI_TIMING,) if timed_tlbi else ()))
+
+
 def benchmark_metrics(spec: RunSpec, raw: Path) -> tuple[list[stats.Metric], float | None]:
     dumps = stats.read_dumps(raw / "m5out" / "stats.txt")
     if not dumps:
@@ -90,7 +97,7 @@ def benchmark_metrics(spec: RunSpec, raw: Path) -> tuple[list[stats.Metric], flo
     console = (raw / "m5out" / CONSOLE).read_text(errors="replace")
     operations = measured_operations(console, spec.label)
     try:
-        metrics = stats.region_metrics(dumps[0], operations, spec.features)
+        metrics = stats.region_metrics(dumps[0], operations, model_parts(spec))
     except stats.MissingStats as err:
         raise BadOutput(f"{spec.label}: {err} ({raw / 'm5out' / 'stats.txt'})") from err
     return metrics, stats.host_rate(dumps[0])

@@ -53,7 +53,8 @@ def _sum_matching(dump: dict[str, float], pattern: str) -> float | None:
 class Counter:
     """A counter the results report: ``stat`` of every SimObject matching
     ``owner`` (one per core or cache), summed. ``feature``: a run feature
-    without which the model has no such object (``mte``: the tag model).
+    without which the model has no such object (``mte``: the tag model;
+    ``tlbi_timing``: the TLB-maintenance timing).
     ``nozero``: gem5 leaves the counter out of stats.txt when it is zero
     (cache misses are flagged so in gem5 v24's cache stats)."""
 
@@ -81,6 +82,9 @@ class Counter:
                                "be read: was the SimObject renamed?")
         return 0.0
 
+
+# Not a feature: the model part a run has when it sets any tlbi.* parameter.
+TLBI_TIMING = "tlbi_timing"
 
 # The region's committed instructions are per-core stats; simInsts is
 # cumulative across resets.
@@ -115,6 +119,15 @@ COUNTERS: tuple[Counter, ...] = (
     Counter("tag_cache_misses", "count", r"board\.cache_hierarchy\.mte_tags",
             "tagCacheMisses", "mte"),
     Counter("tag_reads", "count", r"board\.cache_hierarchy\.mte_tags", "tagReads", "mte"),
+    # TLB invalidations each core's data TLB received (its own TLBIs and every
+    # broadcast one), and the entries they removed.
+    Counter("dtlb_flushes", "count", rf"{CORES}\.mmu\.dtb", "flushTlb"),
+    Counter("dtlb_flushed_entries", "count", rf"{CORES}\.mmu\.dtb", "flushedEntries"),
+    # Runs with TLB-maintenance timing (gem5 patch 0014, a tlbi.* parameter).
+    Counter("local_tlbis", "count", r"board\.tlbi_timing", "localTlbis", TLBI_TIMING),
+    Counter("broadcast_tlbis", "count", r"board\.tlbi_timing", "broadcastTlbis", TLBI_TIMING),
+    Counter("dsb_tlbi_waits", "count", r"board\.tlbi_timing", "dsbWaits", TLBI_TIMING),
+    Counter("dsb_tlbi_wait_ps", "ps", r"board\.tlbi_timing", "dsbWaitTicks", TLBI_TIMING),
 )
 
 

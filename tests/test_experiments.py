@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from experiments import spec, stats
+from experiments import collect, spec, stats
 
 GOOD = """
 name = "probe"
@@ -101,6 +102,8 @@ board.processor.cores.core.fetch.cacheLines           1500
 board.processor.cores.core.mmu.dtb.readMisses        2
 board.processor.cores.core.mmu.dtb.writeMisses       1
 board.processor.cores.core.mmu.itb.instMisses        1
+board.processor.cores.core.mmu.dtb.flushTlb          4
+board.processor.cores.core.mmu.dtb.flushedEntries    9
 board.memory.mem_ctrl.readReqs                       5
 board.processor.cores.core.ipc                      nan                     # IPC
 ---------- End Simulation Statistics   ----------
@@ -128,6 +131,34 @@ def test_stats_region_is_the_first_dump(tmp_path: Path) -> None:
     with pytest.raises(stats.MissingStats, match="board.*mte_tags.*tag_checked_misses"):
         stats.region_metrics(dumps[0], iterations=10, features=("mte",))
     assert stats.host_rate(dumps[0]) == pytest.approx(4260 / 0.02)
+    assert metrics["dtlb_flushes"] == 4 and "broadcast_tlbis" not in metrics
+
+
+def test_tlbi_parameters_make_the_tlbi_counters_required(tmp_path: Path) -> None:
+    """A run that sets tlbi.* has the TLB-maintenance timing object, so its
+    counters must be in stats.txt; other runs do not report them."""
+    timed = TlbiProbe(features=("pan",), params=("tlbi.per_other_node=300ns",))
+    assert collect.model_parts(timed) == ("pan", stats.TLBI_TIMING)
+    assert collect.model_parts(TlbiProbe(features=(), params=("cpu.numROBEntries=64",))) == ()
+    path = tmp_path / "stats.txt"
+    path.write_text(STATS)
+    (dump, _) = stats.read_dumps(path)
+    with pytest.raises(stats.MissingStats, match="tlbi_timing.*local_tlbis"):
+        stats.region_metrics(dump, iterations=10, features=collect.model_parts(timed))
+    timing = "".join(f"board.tlbi_timing.{name} {value}\n" for name, value in
+                     (("localTlbis", 1), ("broadcastTlbis", 16), ("dsbWaits", 1),
+                      ("dsbWaitTicks", 250000)))
+    path.write_text(STATS.replace("board.memory.mem_ctrl.readReqs", timing +
+                                  "board.memory.mem_ctrl.readReqs", 1))
+    metrics = {m.name: m.value for m in stats.region_metrics(
+        stats.read_dumps(path)[0], iterations=10, features=collect.model_parts(timed))}
+    assert metrics["broadcast_tlbis"] == 16 and metrics["dsb_tlbi_wait_ps"] == 250000
+
+
+@dataclass(frozen=True)
+class TlbiProbe:
+    features: tuple[str, ...]
+    params: tuple[str, ...]
 
 
 def test_operations_come_from_the_benchmark() -> None:

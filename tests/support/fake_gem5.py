@@ -47,6 +47,8 @@ def stats_text(seed: int, with_l2: bool) -> str:
         "board.cache_hierarchy.l1i.overallMisses::total 3",
         "board.processor.cores.core.mmu.dtb.readMisses 2",
         "board.processor.cores.core.mmu.itb.instMisses 1",
+        "board.processor.cores.core.mmu.dtb.flushTlb 7",
+        "board.processor.cores.core.mmu.dtb.flushedEntries 30",
         "board.memory.mem_ctrl.readReqs 5",
     ]
     if with_l2:
