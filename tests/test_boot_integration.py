@@ -184,3 +184,37 @@ def test_progress_checks_change_no_simulated_result(builds: Builds, tmp_path: Pa
     subprocess.run([*command, "--check-ticks", str(10**12)], check=True, cwd=tmp_path,
                    capture_output=True)
     assert _simulated_lines(outdir / "stats.txt") == _simulated_lines(raw / "m5out" / "stats.txt")
+
+
+def test_tlbi_timing_and_contiguous_entries_instantiate(builds: Builds, tmp_path: Path) -> None:
+    _check_model(builds, tmp_path, "--core", "neoverse-n1",
+                 "--param", "tlbi.broadcast_completion=200ns",
+                 "--param", "tlbi.per_other_node=150ns",
+                 "--param", "tlbi.va_latency=4",
+                 "--param", "walker.contiguous_entries=true")
+
+
+def test_unknown_tlbi_parameter_names_the_valid_ones(builds: Builds, tmp_path: Path) -> None:
+    with pytest.raises(SimulationFailed,
+                       match="(?s)status 2.*no parameter 'per_node'.*per_other_node"):
+        _check_model(builds, tmp_path, "--core", "neoverse-n1", "--param", "tlbi.per_node=1ns")
+
+
+TLBI_PROBE = REAL_PROBE.replace('name = "probe"', 'name = "tlbi-probe"').replace(
+    '[[workloads]]', 'params = [["tlbi.broadcast_completion=500ns", '
+    '"walker.contiguous_entries=true"]]\n[[workloads]]')
+
+
+def test_tlbi_timing_counters_reach_the_results(builds: Builds, tmp_path: Path) -> None:
+    import csv
+
+    from experiments import runner, spec
+
+    (tmp_path / "tlbi-probe.toml").write_text(TLBI_PROBE)
+    experiment = spec.load("tlbi-probe", tmp_path)
+    gem5 = simulate.Gem5Runner(simulate.RepoState.read())
+    (target,) = runner.run_experiments([experiment], builds, gem5, 1, tmp_path / "results")
+    with target.open() as handle:
+        rows = {r["metric"]: r for r in csv.DictReader(handle)}
+    assert {"local_tlbis", "broadcast_tlbis", "dsb_tlbi_waits", "dsb_tlbi_wait_ps"} <= set(rows)
+    assert "tlbi.broadcast_completion=500ns" in rows["instructions"]["params"]

@@ -337,7 +337,7 @@ def test_repeated_qemu_boots_are_counted_per_cell() -> None:
     (('params = [[], ["cpu.numROBEntries=64"]]', 'params = [["cpu.numROBEntries"]]'),
      r"'cpu.numROBEntries' is not ROOT.NAME=VALUE"),
     (('params = [[], ["cpu.numROBEntries=64"]]', 'params = [["l4.size=1MiB"]]'),
-     r"unknown root 'l4'; valid roots: cpu, l1i, l1d, l2, l3, mte_tags, sysreg"),
+     r"unknown root 'l4'; valid roots: cpu, l1i, l1d, l2, l3, walker, mte_tags, tlbi, sysreg"),
     (('params = [[], ["cpu.numROBEntries=64"]]', 'params = [["sysreg.sctlr.write_latncy=4"]]'),
      r"no field 'write_latncy'"),
     (('params = [[], ["cpu.numROBEntries=64"]]', 'params = [["sysreg.sctlr.write_latency=x"]]'),

@@ -55,7 +55,8 @@ CPU_TYPES: tuple[str, ...] = ("atomic", "o3")
 
 # Where a ``--param ROOT.NAME=VALUE`` override starts (run.py's roots; sysreg
 # is the core's system-register timing table, hardening/sysreg.py).
-PARAM_ROOTS: tuple[str, ...] = ("cpu", "l1i", "l1d", "l2", "l3", "mte_tags", "sysreg")
+PARAM_ROOTS: tuple[str, ...] = ("cpu", "l1i", "l1d", "l2", "l3", "walker", "mte_tags", "tlbi",
+                                 "sysreg")
 
 
 class UnknownName(ValueError):
