@@ -216,3 +216,18 @@ def test_run_selftest_stops_a_hung_test(selftest_root: Path) -> None:
     assert end.startswith("selftest-end arm64/fake/check_fake status=")
     # coreutils' timeout says 124; busybox's (the guest's) kills with SIGTERM: 143.
     assert int(end.rsplit("=", 1)[1]) not in (0, 4)
+
+
+def test_image_does_not_depend_on_when_it_was_built(tmp_path: Path) -> None:
+    """Two builds of the same tree, a second apart and with files touched in
+    between, give the same bytes: no build time reaches the image."""
+    images = []
+    for attempt in range(2):
+        stage = tmp_path / f"stage{attempt}"
+        (stage / "bin").mkdir(parents=True)
+        (stage / "bin" / "tool").write_text("same content\n")
+        (stage / "bin" / "link").symlink_to("tool")
+        images.append(tmp_path / f"image{attempt}.ext4")
+        disk.make_image(stage, images[-1])
+        time.sleep(1.1)
+    assert images[0].read_bytes() == images[1].read_bytes()
