@@ -218,3 +218,48 @@ def test_tlbi_timing_counters_reach_the_results(builds: Builds, tmp_path: Path) 
         rows = {r["metric"]: r for r in csv.DictReader(handle)}
     assert {"local_tlbis", "broadcast_tlbis", "dsb_tlbi_waits", "dsb_tlbi_wait_ps"} <= set(rows)
     assert "tlbi.broadcast_completion=500ns" in rows["instructions"]["params"]
+
+
+EXIT_PROBE = """
+name = "probe"
+benchmark = "exit_bench"
+[matrix]
+cores = ["neoverse-n1"]
+variants = ["baseline"]
+features = ["pan"]
+params = [PARAMS]
+[[workloads]]
+name = "exit"
+args = ["exit", "4", "2"]
+iterations = 2
+"""
+
+
+def test_tlbi_timing_at_zero_changes_no_simulated_result(builds: Builds, tmp_path: Path) -> None:
+    """Patches 0014/0015 switched off: the timing object present with every
+    latency zero, and contiguous entries off, simulate exactly what a run
+    without them does (only the timing object's own statistics are new)."""
+    import csv
+
+    from builders import cache
+    from experiments import runner, spec
+
+    # Exits issue broadcast TLBIs and the DSBs that wait for them.
+    plain = EXIT_PROBE.replace("PARAMS", "[]")
+    zero = EXIT_PROBE.replace('name = "probe"', 'name = "zero"').replace(
+        "PARAMS", '["tlbi.broadcast_completion=0ns", "walker.contiguous_entries=false"]')
+    (tmp_path / "probe.toml").write_text(plain)
+    (tmp_path / "zero.toml").write_text(zero)
+    gem5 = simulate.Gem5Runner(simulate.RepoState.read())
+    raws = []
+    for name in ("probe", "zero"):
+        (target,) = runner.run_experiments([spec.load(name, tmp_path)], builds, gem5, 1,
+                                           tmp_path / name)
+        with target.open() as handle:
+            run_key = next(csv.DictReader(handle))["run"]
+        raws.append(cache.Entry("runs", run_key, cache.cache_root()).path)
+    plain, timed = (_simulated_lines(raw / "m5out" / "stats.txt") for raw in raws)
+    assert plain == [line for line in timed if not line.startswith("board.tlbi_timing.")]
+    broadcasts = next(line for line in timed
+                      if line.startswith("board.tlbi_timing.broadcastTlbis")).split()[1]
+    assert int(broadcasts) > 0
