@@ -134,9 +134,8 @@ def tree_size(root: Path) -> int:
 
 def fix_times(stage: Path, when: int) -> None:
     """Every staged file, link and directory dated ``when``: mke2fs copies
-    their times into the inodes, and images that differ only in build times
-    were seen to move results by up to 2% (the guest's memory layout follows
-    what it read at boot)."""
+    their times into the inodes, and two images that differed only in build
+    times were seen to move C4 results by up to 2% (why was not traced)."""
     for path in [*stage.rglob("*"), stage]:
         os.utime(path, (when, when), follow_symlinks=False)
 
