@@ -24,8 +24,10 @@ from experiments import selftests, stats
 from experiments.simulate import CONSOLE, SimulationFailed, tail
 from experiments.spec import RunSpec
 
-COORDINATES = ("experiment", "run", "cpu", "core", "variant", "kernel_args", "features",
-               "params", "workload", "sample")
+COORDINATES = ("experiment", "run", "cpu", "core", "cores", "nodes", "variant", "kernel_args",
+               "features", "params", "workload", "sample")
+# Coordinates added later, with the value every older row had.
+LATER_COORDINATES = {"cores": "1", "nodes": "1"}
 PROVENANCE = ("gem5_version", "gem5_build", "gem5_patches", "gem5_tools_build",
               "kernel_variant", "kernel_source", "kernel_build", "disk_build", "checkpoint",
               "configs_hash", "repo_commit", "repo_dirty")
@@ -86,7 +88,8 @@ def model_parts(spec: RunSpec) -> tuple[str, ...]:
     """The run's features, plus the optional model objects its parameters
     create (whose counters are then required)."""
     timed_tlbi = any(p.startswith("tlbi.") for p in spec.params)
-    return (*spec.features, *((stats.TLBI_TIMING,) if timed_tlbi else ()))
+    return (*spec.features, *((stats.TLBI_TIMING,) if timed_tlbi else ()),
+            *((stats.NODE_LINKS,) if spec.nodes > 1 else ()))
 
 
 def benchmark_metrics(spec: RunSpec, raw: Path) -> tuple[list[stats.Metric], float | None]:
@@ -134,7 +137,7 @@ def rows_for(spec: RunSpec, raw: cache.Entry) -> list[dict[str, object]]:
     common = {
         "experiment": spec.experiment, "run": raw.key, "cpu": spec.cpu,
         "core": spec.core if spec.cpu == "o3" else "",
-        "variant": spec.variant, "features": "+".join(spec.features) or "none",
+        "cores": spec.cores, "nodes": spec.nodes, "variant": spec.variant, "features": "+".join(spec.features) or "none",
         "kernel_args": " ".join(spec.kernel_args),
         "params": " ".join(spec.params), "workload": spec.workload.name,
         "sample": spec.sample, **provenance(raw.path), "host_inst_rate": "" if rate is None else rate,
@@ -163,6 +166,7 @@ def merged(existing: Iterable[dict[str, str]], new: Sequence[dict[str, object]],
     for files older than the current columns: their rows cannot be told apart."""
     kept: list[dict[str, object]] = []
     for row in existing:
+        row = {**LATER_COORDINATES, **row}
         missing = [c for c in COORDINATES if c not in row]
         if missing:
             raise BadOutput(f"{path or 'the results file'} lacks the columns "

@@ -41,6 +41,9 @@ class Type:
         if self.name == "list of strings or integers":
             return isinstance(value, list) and all(
                 isinstance(v, (str, int)) and not isinstance(v, bool) for v in value)
+        if self.name == "list of integers":
+            return isinstance(value, list) and all(
+                isinstance(v, int) and not isinstance(v, bool) for v in value)
         if self.name == "list of lists of strings":
             return isinstance(value, list) and all(
                 isinstance(v, list) and all(isinstance(s, str) for s in v) for v in value)
@@ -53,17 +56,22 @@ STRING, BOOLEAN, INTEGER, NUMBER = Type("string"), Type("boolean"), Type("intege
 TABLE, STRINGS = Type("table"), Type("list of strings")
 ARGS, LISTS, TABLES = (Type("list of strings or integers"), Type("list of lists of strings"),
                        Type("list of tables"))
+INTEGERS = Type("list of integers")
 
 TOP_LEVEL: dict[str, Type] = {
     "name": STRING, "description": STRING, "quick": BOOLEAN, "kind": STRING,
     "benchmark": STRING, "memory": STRING, "max_ms": NUMBER, "qemu_boots": INTEGER,
     "matrix": TABLE, "workloads": TABLES, "exclude": TABLES, "samples": INTEGER,
+    # Cores of the simulated machine (every run of the experiment).
+    "core_count": INTEGER,
 }
 TOP_REQUIRED = ("matrix", "workloads")
 MATRIX: dict[str, Type] = {
     "cpus": STRINGS, "cores": STRINGS, "variants": STRINGS, "features": STRINGS,
     # Each entry is one run's whole list of overrides, e.g. [[], ["l2.size=1MiB"]].
     "params": LISTS, "kernel_args": LISTS,
+    # NUMA nodes the cores are split over, e.g. [1, 2].
+    "nodes": INTEGERS,
 }
 MATRIX_REQUIRED = ("cores", "variants", "features")
 WORKLOAD: dict[str, Type] = {

@@ -257,16 +257,21 @@ def _files(builds: Builds, variant: str) -> list[Arg]:
             "--bootloader", CachedFile(builds.tools, BOOTLOADER)]
 
 
+def _numa_args(spec: RunSpec) -> list[Arg]:
+    # Named only when there are two nodes, so one-node keys stay what they were.
+    return ["--numa-nodes", str(spec.nodes)] if spec.nodes > 1 else []
+
+
 def boot_simulation(builds: Builds, spec: RunSpec) -> Simulation:
     """Boot on the atomic CPU to init and checkpoint: one per (kernel,
-    architecture, features, memory, cores, kernel arguments)."""
+    architecture, features, memory, cores, nodes, kernel arguments)."""
     architecture = catalog.architecture_of(spec.core)
-    label = (f"boot {spec.variant}{spec.cmdline_label} {architecture} "
+    label = (f"boot{spec.machine_label} {spec.variant}{spec.cmdline_label} {architecture} "
              f"[{'+'.join(spec.features) or 'none'}]")
     args: list[Arg] = [
         "boot", *_files(builds, spec.variant), "--architecture", architecture,
         "--features", ",".join(spec.features), "--memory", spec.memory,
-        "--cores", str(spec.cores), "--max-ticks", str(BOOT_MAX_TICKS),
+        "--cores", str(spec.cores), *_numa_args(spec), "--max-ticks", str(BOOT_MAX_TICKS),
         *[a for k in spec.kernel_args for a in ("--kernel-arg", k)],
         "--checkpoint-out", OutputDir("cpt")]
     return Simulation("checkpoints", tuple(args), label, spec.variant, BOOT_MAX_TICKS, builds)
@@ -289,7 +294,7 @@ def run_simulation(builds: Builds, spec: RunSpec, checkpoint: cache.Entry | None
         *start, *_files(builds, spec.variant), "--cpu", spec.cpu, "--core", spec.core,
         "--architecture", catalog.architecture_of(spec.core),
         "--features", ",".join(spec.features),
-        "--memory", spec.memory, "--cores", str(spec.cores),
+        "--memory", spec.memory, "--cores", str(spec.cores), *_numa_args(spec),
         "--max-ticks", str(max_ticks),
         # A model check reads no script: one check per distinct model.
         "--script", GuestScript("# model check\n" if check else spec.guest_script()),

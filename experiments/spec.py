@@ -66,6 +66,7 @@ class RunSpec:
     workload: Workload
     memory: str = "1GiB"
     cores: int = 1
+    nodes: int = 1
     max_ms: float = 1000.0
     cpu: str = "o3"
     kernel_args: tuple[str, ...] = ()
@@ -81,8 +82,15 @@ class RunSpec:
         where = self.core if self.cpu == "o3" else self.cpu
         reset = " (from reset)" if self.workload.from_reset else ""
         sample = f" #{self.sample}" if self.sample else ""
-        return (f"{where}{reset} {self.variant}{self.cmdline_label} [{features}] "
-                f"{self.workload.name}{params}{sample}")
+        return (f"{where}{self.machine_label}{reset} {self.variant}{self.cmdline_label} "
+                f"[{features}] {self.workload.name}{params}{sample}")
+
+    @property
+    def machine_label(self) -> str:
+        """`` (4 cores, 2 nodes)`` for labels, or nothing for one core."""
+        if self.cores == 1 and self.nodes == 1:
+            return ""
+        return f" ({self.cores} cores, {self.nodes} node{'s' if self.nodes > 1 else ''})"
 
     @property
     def cmdline_label(self) -> str:
@@ -246,6 +254,16 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
             if value not in names_of[key]:
                 raise BadExperiment(f"{path}: [[exclude]] #{number}: {key} '{value}' is not "
                                     f"in the experiment (valid: {', '.join(names_of[key])})")
+    core_count = data.get("core_count", 1)
+    node_counts = matrix.get("nodes", [1])
+    if not node_counts or len(set(node_counts)) != len(node_counts):
+        raise BadExperiment(f"{path}: [matrix] 'nodes' must list distinct node counts, "
+                            f"got {node_counts}")
+    for nodes in node_counts:
+        try:
+            catalog.check_topology(core_count, nodes)
+        except catalog.BadTopology as err:
+            raise BadExperiment(f"{path}: core_count {core_count}, nodes {nodes}: {err}") from err
     samples = data.get("samples", 1)
     if samples < 1 or (samples > 1 and kind != "benchmark"):
         raise BadExperiment(f"{path}: 'samples' must be at least 1, and above 1 only for "
@@ -253,11 +271,11 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
     every = [
         RunSpec(experiment=data.get("name", name), core=core,
                 variant=variant, features=features, params=params, workload=workload,
-                memory=data.get("memory", "1GiB"), max_ms=max_ms,
+                memory=data.get("memory", "1GiB"), cores=core_count, nodes=nodes, max_ms=max_ms,
                 cpu=cpu, kernel_args=cmdline, sample=sample)
-        for cpu, core, variant, features, cmdline, params, workload, sample in itertools.product(
-            cpus, matrix["cores"], matrix["variants"], feature_sets, cmdlines, param_sets,
-            workloads, range(samples))
+        for cpu, core, variant, features, cmdline, nodes, params, workload, sample in
+        itertools.product(cpus, matrix["cores"], matrix["variants"], feature_sets, cmdlines,
+                          node_counts, param_sets, workloads, range(samples))
         # The atomic CPU has no core model: one run, not one per core.
         if cpu == "o3" or core == matrix["cores"][0]]
     if len(set(every)) != len(every):

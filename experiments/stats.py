@@ -83,8 +83,10 @@ class Counter:
         return 0.0
 
 
-# Not a feature: the model part a run has when it sets any tlbi.* parameter.
+# Not features: the model part a run has when it sets any tlbi.* parameter,
+# and the links between nodes of a two-node machine.
 TLBI_TIMING = "tlbi_timing"
+NODE_LINKS = "node_links"
 
 # The region's committed instructions are per-core stats; simInsts is
 # cumulative across resets.
@@ -110,7 +112,9 @@ COUNTERS: tuple[Counter, ...] = (
     Counter("fetched_lines", "count", CORES, r"fetch\.cacheLines"),
     Counter("dtlb_misses", "count", rf"{CORES}\.mmu\.dtb", r"(?:read|write)Misses"),
     Counter("itlb_misses", "count", rf"{CORES}\.mmu\.itb", r"instMisses"),
-    Counter("memory_reads", "count", r"board\.memory\.mem_ctrl\d*", r"readReqs"),
+    # One memory, or one per node (board.memory.node_memories<i>).
+    Counter("memory_reads", "count", r"board\.memory\.(?:node_memories\d*\.)?mem_ctrl\d*",
+            r"readReqs"),
     # MTE runs on a detailed core (gem5 patches 0010/0012, MteTagTiming).
     Counter("tag_checked_misses", "count", r"board\.cache_hierarchy\.mte_tags",
             "checkedMisses", "mte"),
@@ -128,6 +132,11 @@ COUNTERS: tuple[Counter, ...] = (
     Counter("broadcast_tlbis", "count", r"board\.tlbi_timing", "broadcastTlbis", TLBI_TIMING),
     Counter("dsb_tlbi_waits", "count", r"board\.tlbi_timing", "dsbWaits", TLBI_TIMING),
     Counter("dsb_tlbi_wait_ps", "ps", r"board\.tlbi_timing", "dsbWaitTicks", TLBI_TIMING),
+    # Two nodes (gem5 patch 0017, NodeLinkDelay): traffic that left a node.
+    Counter("remote_memory_responses", "count", r"board\.cache_hierarchy\.node_links\d*",
+            "remoteResponses", NODE_LINKS),
+    Counter("cross_node_snoop_responses", "count", r"board\.cache_hierarchy\.node_links\d*",
+            "snoopResponses", NODE_LINKS),
 )
 
 

@@ -43,6 +43,8 @@ from hardening.progress import CHECK_TICKS, TickLimit  # noqa: E402
 from hardening.sysreg import GEM5_TIMING, BadSysRegTiming, split_overrides  # noqa: E402
 from hardening.tlbi import (  # noqa: E402
     TLBI_ROOT, WALKER_ROOT, describe, make_tlbi_timing, stage1_walkers)
+from hardening.catalog import MAX_CORES, NODE_COUNTS, BadTopology  # noqa: E402
+from hardening.numa import NODE_LINK_ROOT, Topology, make_memory  # noqa: E402
 from hardening.processor import atomic_processor, detailed_processor  # noqa: E402
 
 # 1 is left to gem5 itself (an uncaught Python exception).
@@ -74,7 +76,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         p.add_argument("--bootloader", type=Path, required=True)
         p.add_argument("--features", default="", help=f"comma list of {catalog.FEATURES}")
         p.add_argument("--memory", default="1GiB")
-        p.add_argument("--cores", type=int, default=1)
+        p.add_argument("--cores", type=int, default=1,
+                       help=f"cores, 1 to {MAX_CORES}, split evenly over the nodes")
+        p.add_argument("--numa-nodes", type=int, default=1,
+                       help=f"NUMA nodes: {', '.join(map(str, NODE_COUNTS))} (two: an L3 "
+                       "and half the memory each; a restore needs the boot's)")
         p.add_argument("--kernel-arg", action="append", default=[],
                        help="extra kernel command-line argument (repeatable); a restored "
                        "run keeps the boot's")
@@ -124,6 +130,10 @@ def stop_on(events: tuple[ExitEvent, ...]) -> dict:
 def build(args: argparse.Namespace) -> tuple[object, dict]:
     """The board for this run, and a description of the model for the results."""
     features = catalog.parse_features(args.features)
+    topology = Topology(args.cores, args.numa_nodes)
+    if "mte" in features and topology.nodes > 1:
+        raise BadTopology("the mte feature's tag storage models one memory: it runs on "
+                          "one NUMA node only")
     detailed = args.mode != "boot" and args.cpu == "o3"
     model = load_core(args.core) if detailed else None
     architecture = model.architecture if model else catalog.check_architecture(args.architecture)
@@ -140,17 +150,19 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
             raise UnknownParameter("--atomic-clock applies to --cpu atomic only (an o3 run "
                                    "has its core model's clock)")
         processor = detailed_processor(model.make_cpu, args.cores)
+        topology.place([core.get_simobject() for core in processor.get_cores()])
         timing = model.sysreg_timing.overridden(sysreg_overrides)
         for core in processor.get_cores():
             for decoder in core.get_simobject().decoder:
                 timing.install(decoder)
-        hierarchy = PrivateL1L2SharedL3(args.cores, model.make_l1i, model.make_l1d,
+        hierarchy = PrivateL1L2SharedL3(topology, model.make_l1i, model.make_l1d,
                                         model.make_l2, model.make_l3, mte_tags)
         cpus = [core.get_simobject() for core in processor.get_cores()]
         apply_overrides({
             "cpu": cpus,
             "l1i": hierarchy.l1i, "l1d": hierarchy.l1d, "l2": hierarchy.l2,
-            "l3": [hierarchy.l3],
+            "l3": hierarchy.l3,
+            **({NODE_LINK_ROOT: hierarchy.node_links} if hierarchy.node_links else {}),
             WALKER_ROOT: stage1_walkers(cpus),
             **({"mte_tags": [mte_tags]} if mte_tags is not None else {}),
             **({TLBI_ROOT: [tlbi_timing]} if tlbi_timing is not None else {}),
@@ -159,10 +171,12 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
         if overrides:
             raise UnknownParameter("--param applies to detailed (o3) runs only")
         processor = atomic_processor(args.cores)
+        topology.place([core.get_simobject() for core in processor.get_cores()])
         hierarchy = NoCache()
     clock = model.clock if model else getattr(args, "atomic_clock", BOOT_CLOCK)
-    memory = (model.make_memory if model else ddr4_single_channel)(memory_size)
-    board = make_board(processor, hierarchy, memory, clock, release)
+    memory = make_memory(topology, model.make_memory if model else ddr4_single_channel,
+                         memory_size)
+    board = make_board(processor, hierarchy, memory, clock, release, topology)
     if tlbi_timing is not None:
         board.tlbi_timing = tlbi_timing
     description = {
@@ -179,6 +193,10 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
         "tlbi_timing": describe(tlbi_timing),
         "memory": args.memory,
         "cores": args.cores,
+        "numa_nodes": args.numa_nodes,
+        "node_link": ({"remote_latency": str(hierarchy.node_links[0].remote_latency),
+                       "snoop_latency": str(hierarchy.node_links[0].snoop_latency)}
+                      if detailed and hierarchy.node_links else None),
     }
     if "mte" in features:
         description["mte_tag_storage"] = {
@@ -219,7 +237,7 @@ def main(argv: list[str]) -> int:
     try:
         board, description = build(args)
     except (catalog.UnknownName, FeatureNotSupported, UnknownParameter,
-            BadSysRegTiming, BadMemorySize) as err:
+            BadSysRegTiming, BadMemorySize, BadTopology) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
     if getattr(args, "check", False):

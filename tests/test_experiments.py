@@ -137,9 +137,12 @@ def test_stats_region_is_the_first_dump(tmp_path: Path) -> None:
 def test_tlbi_parameters_make_the_tlbi_counters_required(tmp_path: Path) -> None:
     """A run that sets tlbi.* has the TLB-maintenance timing object, so its
     counters must be in stats.txt; other runs do not report them."""
-    timed = TlbiProbe(features=("pan",), params=("tlbi.per_other_node=300ns",))
+    timed = ModelProbe(features=("pan",), params=("tlbi.per_other_node=300ns",))
     assert collect.model_parts(timed) == ("pan", stats.TLBI_TIMING)
-    assert collect.model_parts(TlbiProbe(features=(), params=("cpu.numROBEntries=64",))) == ()
+    assert collect.model_parts(ModelProbe(features=(), params=("cpu.numROBEntries=64",))) == ()
+    # Two nodes have links between them, whose counters are then required too.
+    assert collect.model_parts(ModelProbe(features=(), params=(), nodes=2)) == (
+        stats.NODE_LINKS,)
     path = tmp_path / "stats.txt"
     path.write_text(STATS)
     (dump, _) = stats.read_dumps(path)
@@ -156,9 +159,10 @@ def test_tlbi_parameters_make_the_tlbi_counters_required(tmp_path: Path) -> None
 
 
 @dataclass(frozen=True)
-class TlbiProbe:
+class ModelProbe:
     features: tuple[str, ...]
     params: tuple[str, ...]
+    nodes: int = 1
 
 
 def test_operations_come_from_the_benchmark() -> None:
@@ -337,7 +341,7 @@ def test_repeated_qemu_boots_are_counted_per_cell() -> None:
     (('params = [[], ["cpu.numROBEntries=64"]]', 'params = [["cpu.numROBEntries"]]'),
      r"'cpu.numROBEntries' is not ROOT.NAME=VALUE"),
     (('params = [[], ["cpu.numROBEntries=64"]]', 'params = [["l4.size=1MiB"]]'),
-     r"unknown root 'l4'; valid roots: cpu, l1i, l1d, l2, l3, walker, mte_tags, tlbi, sysreg"),
+     r"unknown root 'l4'; valid roots: cpu, l1i, l1d, l2, l3, walker, mte_tags, tlbi, node_link, sysreg"),
     (('params = [[], ["cpu.numROBEntries=64"]]', 'params = [["sysreg.sctlr.write_latncy=4"]]'),
      r"no field 'write_latncy'"),
     (('params = [[], ["cpu.numROBEntries=64"]]', 'params = [["sysreg.sctlr.write_latency=x"]]'),
@@ -348,6 +352,14 @@ def test_repeated_qemu_boots_are_counted_per_cell() -> None:
      r"'max_ms' must be a positive number"),
     (('benchmark = "syscall_loop"', 'benchmark = "syscall_loop"\nmax_ms = nan'),
      r"'max_ms' must be a positive number"),
+    (('benchmark = "syscall_loop"', 'benchmark = "syscall_loop"\ncore_count = 9'),
+     r"core_count 9, nodes 1: cores must be 1 to 8, got 9"),
+    (("[matrix]", "core_count = 3\n[matrix]\nnodes = [1, 2]"),
+     r"core_count 3, nodes 2: 3 cores do not split evenly over 2 nodes"),
+    (('variants = ["baseline"]', 'variants = ["baseline"]\nnodes = [1, 3]'),
+     r"core_count 1, nodes 3: NUMA nodes must be one of 1, 2, got 3"),
+    (('variants = ["baseline"]', 'variants = ["baseline"]\nnodes = ["2"]'),
+     r"'nodes' must be a list of integers, got a list of string"),
 ])
 def test_bad_definitions_fail_in_one_line(tmp_path: Path, change: tuple[str, str],
                                           message: str) -> None:
@@ -436,3 +448,21 @@ def test_an_empty_cache_lists_exactly_the_builds_the_runs_need(
     assert missing[-1].endswith("kernel variant(s), about 6 min each from cold: "
                                 "baseline, swpan-batched")
     assert not list(tmp_path.iterdir()) or all(p.name != "kernel" for p in tmp_path.iterdir())
+
+
+def test_node_counts_multiply_the_runs_and_reach_gem5_only_when_two(tmp_path: Path) -> None:
+    """One-node runs keep the argument list (hence the keys) they always had."""
+    from experiments import simulate
+    from support import fake_builds
+
+    text = GOOD.replace("[matrix]", "core_count = 4\n[matrix]\nnodes = [1, 2]")
+    experiment = spec.load("probe", _write(tmp_path, text))
+    assert len(experiment.runs) == 2 * len(spec.load("probe", _write(tmp_path, GOOD)).runs)
+    assert {(r.cores, r.nodes) for r in experiment.runs} == {(4, 1), (4, 2)}
+    builds = fake_builds.make(tmp_path, ("baseline",))
+    for run in (next(r for r in experiment.runs if r.nodes == n) for n in (1, 2)):
+        boot = simulate.boot_simulation(builds, run)
+        for argv in (_argv(boot), _argv(simulate.run_simulation(builds, run, boot.entry()))):
+            assert argv[argv.index("--cores") + 1] == "4"
+            assert ("--numa-nodes" in argv) == (run.nodes == 2)
+        assert "(4 cores, 2 nodes)" in run.label or run.nodes == 1

@@ -1,5 +1,6 @@
 """The simulated machine: gem5's VExpress_GEM5_Foundation platform (GICv3, PL011,
-PCI ECAM + virtio-blk), DDR4 memory, our kernel, bootloader and disk image."""
+PCI ECAM + virtio-blk), DDR4 memory, our kernel, bootloader and disk image; with
+two NUMA nodes, a board that tells the guest so (``hardening/numa.py``)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from gem5.components.memory.abstract_memory_system import AbstractMemorySystem
 from gem5.components.processors.abstract_processor import AbstractProcessor
 from gem5.resources.resource import BootloaderResource, DiskImageResource, KernelResource
 
+from hardening.numa import NumaArmBoard, Topology
+
 # earlycon makes a boot that dies before the console driver still print.
 KERNEL_ARGS = (
     "console=ttyAMA0",
@@ -24,17 +27,15 @@ KERNEL_ARGS = (
 
 
 def make_board(processor: AbstractProcessor, cache_hierarchy: AbstractCacheHierarchy,
-               memory: AbstractMemorySystem, clock: str, release: ArmRelease) -> ArmBoard:
-    """A checkpoint holds memory contents by address range: every run restored
-    from one must have the same memory size (the runner keys checkpoints on it)."""
-    return ArmBoard(
-        clk_freq=clock,
-        processor=processor,
-        memory=memory,
-        cache_hierarchy=cache_hierarchy,
-        platform=VExpress_GEM5_Foundation(),
-        release=release,
-    )
+               memory: AbstractMemorySystem, clock: str, release: ArmRelease,
+               topology: Topology) -> ArmBoard:
+    """A checkpoint holds memory contents by address range, and the guest reads
+    its NUMA layout at boot: every run restored from one must have the same
+    memory size and topology (the runner keys checkpoints on both)."""
+    kwargs = dict(clk_freq=clock, processor=processor, memory=memory,
+                  cache_hierarchy=cache_hierarchy, platform=VExpress_GEM5_Foundation(),
+                  release=release)
+    return ArmBoard(**kwargs) if topology.nodes == 1 else NumaArmBoard(topology, **kwargs)
 
 
 def set_workload(board: ArmBoard, vmlinux: Path, disk: Path, bootloader: Path,

@@ -1,8 +1,10 @@
-"""Classic-cache hierarchy: private L1I, L1D and L2 per core, a shared L3.
+"""Classic-cache hierarchy: private L1I, L1D and L2 per core, an L3 per node.
 
 Page-table walks enter at the core's L2 bus, as they do on the A76/Neoverse
 cores, whose walkers look up the L2 (A76-TRM). With MTE, an ``MteTagTiming``
-(``hardening/mte_timing.py``) sits between the L3 and the memory bus.
+(``hardening/mte_timing.py``) sits between the L3 and the memory bus. With two
+nodes, each node's L3 reaches the memory bus through its ``NodeLinkDelay``
+(``hardening/numa.py``); with one, the L3 is wired to the bus directly.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from m5.objects import BadAddr, Cache, L2XBar, Port, SimObject, SystemXBar
+from m5.util.convert import toMemorySize
 
 from gem5.components.boards.abstract_board import AbstractBoard
 from gem5.components.cachehierarchies.classic.abstract_classic_cache_hierarchy import (
@@ -18,25 +21,40 @@ from gem5.components.cachehierarchies.classic.abstract_classic_cache_hierarchy i
 from gem5.utils.override import overrides
 
 from hardening.mte_timing import place_tag_carve_out
+from hardening.numa import Topology, make_node_links
 
 
 class PrivateL1L2SharedL3(AbstractClassicCacheHierarchy):
     """Cache factories come from the core model, so every parameter lives there."""
 
-    def __init__(self, num_cores: int, make_l1i: Callable[[], Cache],
+    def __init__(self, topology: Topology, make_l1i: Callable[[], Cache],
                  make_l1d: Callable[[], Cache], make_l2: Callable[[], Cache],
                  make_l3: Callable[[], Cache], mte_tags: SimObject | None = None) -> None:
         """``mte_tags``: the ``MteTagTiming`` of ``mte_timing.make_mte_tag_timing``,
         put between the L3 and the memory bus, or None (no MTE, or atomic)."""
         AbstractClassicCacheHierarchy.__init__(self)
+        assert mte_tags is None or topology.nodes == 1, "tag timing models one memory"
+        self._topology = topology
+        cores, nodes = topology.cores, topology.nodes
         # Built here rather than when wired, so parameter overrides can reach them.
-        self.l1i = [make_l1i() for _ in range(num_cores)]
-        self.l1d = [make_l1d() for _ in range(num_cores)]
-        self.l2 = [make_l2() for _ in range(num_cores)]
-        self.l2bus = [L2XBar() for _ in range(num_cores)]
-        self.l3 = make_l3()
-        self.l3bus = L2XBar()
+        # A list of one is named like a single object (l3, not l30): one-node
+        # statistics keep their names.
+        self.l1i = [make_l1i() for _ in range(cores)]
+        self.l1d = [make_l1d() for _ in range(cores)]
+        self.l2 = [make_l2() for _ in range(cores)]
+        self.l2bus = [L2XBar() for _ in range(cores)]
+        self.l3 = [make_l3() for _ in range(nodes)]
+        self.l3bus = [L2XBar() for _ in range(nodes)]
+        self.node_links = make_node_links(topology)
         self.membus = SystemXBar(width=64)
+        if cores > 1:
+            # The snoop filters track every line held above them; gem5 panics
+            # when one overflows, so size them for what they can see.
+            l2_bytes = sum(toMemorySize(str(c.size)) for c in self.l2) // nodes
+            for bus in self.l3bus:
+                bus.snoop_filter.max_capacity = f"{max(l2_bytes, 8 << 20)}B"
+            above = sum(toMemorySize(str(c.size)) for c in (*self.l2, *self.l3))
+            self.membus.snoop_filter.max_capacity = f"{max(above, 8 << 20)}B"
         self.membus.badaddr_responder = BadAddr()
         self.membus.default = self.membus.badaddr_responder.pio
         self._mte_tags = mte_tags
@@ -57,13 +75,20 @@ class PrivateL1L2SharedL3(AbstractClassicCacheHierarchy):
         for _, port in board.get_memory().get_mem_ports():
             self.membus.mem_side_ports = port
 
-        self.l3.cpu_side = self.l3bus.mem_side_ports
-        if self._mte_tags is not None:
-            place_tag_carve_out(self.mte_tags, int(board.mem_ranges[0].start))
-            self.l3.mem_side = self.mte_tags.cpu_side
-            self.mte_tags.mem_side = self.membus.cpu_side_ports
-        else:
-            self.l3.mem_side = self.membus.cpu_side_ports
+        ranges = board.mem_ranges
+        for node, (l3, l3bus) in enumerate(zip(self.l3, self.l3bus)):
+            l3.cpu_side = l3bus.mem_side_ports
+            if self._mte_tags is not None:
+                place_tag_carve_out(self.mte_tags, int(ranges[0].start))
+                l3.mem_side = self.mte_tags.cpu_side
+                self.mte_tags.mem_side = self.membus.cpu_side_ports
+            elif self.node_links:
+                link = self.node_links[node]
+                link.remote_ranges = [r for i, r in enumerate(ranges) if i != node]
+                l3.mem_side = link.cpu_side_port
+                link.mem_side_port = self.membus.cpu_side_ports
+            else:
+                l3.mem_side = self.membus.cpu_side_ports
 
         cores = board.get_processor().get_cores()
         assert len(cores) == len(self.l1i), "hierarchy built for another core count"
@@ -75,7 +100,7 @@ class PrivateL1L2SharedL3(AbstractClassicCacheHierarchy):
             core.connect_walker_ports(self.l2bus[i].cpu_side_ports,
                                       self.l2bus[i].cpu_side_ports)
             self.l2bus[i].mem_side_ports = self.l2[i].cpu_side
-            self.l2[i].mem_side = self.l3bus.cpu_side_ports
+            self.l2[i].mem_side = self.l3bus[self._topology.node_of(i)].cpu_side_ports
             core.connect_interrupt()
 
         if board.has_coherent_io():

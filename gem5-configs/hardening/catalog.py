@@ -53,10 +53,28 @@ FEATURES: tuple[str, ...] = ("pan", "pac", "mte", "poe")
 
 CPU_TYPES: tuple[str, ...] = ("atomic", "o3")
 
+# Machine sizes the board builds (hardening/numa.py): cores split evenly over nodes.
+MAX_CORES = 8
+NODE_COUNTS: tuple[int, ...] = (1, 2)
+
+
+class BadTopology(ValueError):
+    """A core and node count the machine cannot have."""
+
+
+def check_topology(cores: int, nodes: int) -> None:
+    if not 1 <= cores <= MAX_CORES:
+        raise BadTopology(f"cores must be 1 to {MAX_CORES}, got {cores}")
+    if nodes not in NODE_COUNTS:
+        raise BadTopology(f"NUMA nodes must be one of {', '.join(map(str, NODE_COUNTS))}, "
+                          f"got {nodes}")
+    if cores % nodes:
+        raise BadTopology(f"{cores} cores do not split evenly over {nodes} nodes")
+
 # Where a ``--param ROOT.NAME=VALUE`` override starts (run.py's roots; sysreg
 # is the core's system-register timing table, hardening/sysreg.py).
 PARAM_ROOTS: tuple[str, ...] = ("cpu", "l1i", "l1d", "l2", "l3", "walker", "mte_tags", "tlbi",
-                                 "sysreg")
+                                 "node_link", "sysreg")
 
 
 class UnknownName(ValueError):
