@@ -133,9 +133,9 @@ COUNTERS: tuple[Counter, ...] = (
     Counter("dsb_tlbi_waits", "count", r"board\.tlbi_timing", "dsbWaits", TLBI_TIMING),
     Counter("dsb_tlbi_wait_ps", "ps", r"board\.tlbi_timing", "dsbWaitTicks", TLBI_TIMING),
     # Two nodes (gem5 patch 0017, NodeLinkDelay): traffic that left a node.
-    Counter("remote_memory_responses", "count", r"board\.cache_hierarchy\.node_links\d*",
+    Counter("remote_memory_responses", "count", r"board\.cache_hierarchy\.node_link\d*",
             "remoteResponses", NODE_LINKS),
-    Counter("cross_node_snoop_responses", "count", r"board\.cache_hierarchy\.node_links\d*",
+    Counter("cross_node_snoop_responses", "count", r"board\.cache_hierarchy\.node_link\d*",
             "snoopResponses", NODE_LINKS),
 )
 

@@ -162,7 +162,7 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
             "cpu": cpus,
             "l1i": hierarchy.l1i, "l1d": hierarchy.l1d, "l2": hierarchy.l2,
             "l3": hierarchy.l3,
-            **({NODE_LINK_ROOT: hierarchy.node_links} if hierarchy.node_links else {}),
+            **({NODE_LINK_ROOT: hierarchy.node_links()} if hierarchy.node_links() else {}),
             WALKER_ROOT: stage1_walkers(cpus),
             **({"mte_tags": [mte_tags]} if mte_tags is not None else {}),
             **({TLBI_ROOT: [tlbi_timing]} if tlbi_timing is not None else {}),
@@ -194,9 +194,9 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
         "memory": args.memory,
         "cores": args.cores,
         "numa_nodes": args.numa_nodes,
-        "node_link": ({"remote_latency": str(hierarchy.node_links[0].remote_latency),
-                       "snoop_latency": str(hierarchy.node_links[0].snoop_latency)}
-                      if detailed and hierarchy.node_links else None),
+        "node_link": ({"remote_latency": str(hierarchy.node_links()[0].remote_latency),
+                       "snoop_latency": str(hierarchy.node_links()[0].snoop_latency)}
+                      if detailed and hierarchy.node_links() else None),
     }
     if "mte" in features:
         description["mte_tag_storage"] = {

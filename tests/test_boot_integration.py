@@ -46,6 +46,14 @@ def test_atomic_boot_runs_guest_script(builds: Builds, tmp_path: Path) -> None:
     assert "host script exited with status 0" in console
 
 
+def test_four_cores_boot_and_come_online(builds: Builds, tmp_path: Path) -> None:
+    console = _gem5(builds, tmp_path, "direct", "--cpu", "atomic", "--cores", "4",
+                    "--max-ticks", str(MAX_TICKS),
+                    "--script", GuestScript("echo online=$(cat /sys/devices/system/cpu/online)\n"))
+    assert "online=0-3" in console
+    assert "host script exited with status 0" in console
+
+
 def test_failing_guest_script_is_an_error(builds: Builds, tmp_path: Path) -> None:
     with pytest.raises(SimulationFailed, match="(?s)status 3.*about-to-fail"):
         _gem5(builds, tmp_path, "direct", "--cpu", "atomic", "--max-ticks", str(MAX_TICKS),

@@ -45,7 +45,9 @@ class PrivateL1L2SharedL3(AbstractClassicCacheHierarchy):
         self.l2bus = [L2XBar() for _ in range(cores)]
         self.l3 = [make_l3() for _ in range(nodes)]
         self.l3bus = [L2XBar() for _ in range(nodes)]
-        self.node_links = make_node_links(topology)
+        self._node_links = make_node_links(topology)
+        if self._node_links:
+            self.node_link = self._node_links
         self.membus = SystemXBar(width=64)
         if cores > 1:
             # The snoop filters track every line held above them; gem5 panics
@@ -60,6 +62,10 @@ class PrivateL1L2SharedL3(AbstractClassicCacheHierarchy):
         self._mte_tags = mte_tags
         if mte_tags is not None:
             self.mte_tags = mte_tags
+
+    def node_links(self) -> list[SimObject]:
+        """The links between the nodes' L3s and the memory bus (none for one node)."""
+        return list(self._node_links)
 
     @overrides(AbstractClassicCacheHierarchy)
     def get_mem_side_port(self) -> Port:
@@ -82,8 +88,8 @@ class PrivateL1L2SharedL3(AbstractClassicCacheHierarchy):
                 place_tag_carve_out(self.mte_tags, int(ranges[0].start))
                 l3.mem_side = self.mte_tags.cpu_side
                 self.mte_tags.mem_side = self.membus.cpu_side_ports
-            elif self.node_links:
-                link = self.node_links[node]
+            elif self._node_links:
+                link = self._node_links[node]
                 link.remote_ranges = [r for i, r in enumerate(ranges) if i != node]
                 l3.mem_side = link.cpu_side_port
                 link.mem_side_port = self.membus.cpu_side_ports

@@ -1,0 +1,133 @@
+"""Figure and table: claim C5 on one NUMA node and on two, in the published layout.
+
+Reads results/c5-contpte-numa.csv; writes plots/out/c5_contpte_numa.{pdf,png,md}.
+The published result is a shape without numbers (docs/published-claims.md):
+relative to no contpte, exit without the optimisation costs a large multiple,
+more with two nodes, and the merged batching is the cheapest. Each bar is a
+variant's ns per exit_group() over contpte-off's on the same machine, the same
+workload and the same layout sample (median over samples, with its interval);
+the table gives the absolute costs and the TLB maintenance and cross-node
+traffic behind them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from plots import style
+
+BASELINE = "contpte-off"
+VARIANTS = {
+    "contpte-off": "no contpte",
+    "contpte-noopt": "contpte, no exit optimisation",
+    "contpte-simple": "contpte, simple get_and_clear_full",
+    "contpte-robust": "contpte, robust get_and_clear_full",
+    "contpte-batched": "contpte, batched (6.12)",
+}
+SHORT = {"contpte-off": "no\ncontpte", "contpte-noopt": "no exit\nopt.",
+         "contpte-simple": "simple", "contpte-robust": "robust",
+         "contpte-batched": "batched\n(6.12)"}
+PANELS = {"exit-node0": "exit, children on node 0's cores",
+          "exit-spread": "exit, children on all four cores"}
+WORKLOADS = {"exit-node0": "per exit", "exit-spread": "per exit",
+             "spawn-node0": "per process life", "spawn-spread": "per process life"}
+PER_OPERATION = ("instructions", "broadcast_tlbis", "dsb_tlbi_wait_ps", "dtlb_misses",
+                 "remote_memory_responses", "cross_node_snoop_responses")
+
+Key = tuple[int, str, str]  # nodes, variant, workload
+
+
+def samples(frame, metric: str) -> dict[Key, dict[int, float]]:
+    """{(nodes, variant, workload): {layout sample: value}}."""
+    found: dict[Key, dict[int, float]] = {}
+    for r in frame[frame["metric"] == metric].itertuples():
+        found.setdefault((int(r.nodes), r.variant, r.workload), {})[int(r.sample or 0)] = \
+            float(r.value)
+    return found
+
+
+def relative(ns: dict[Key, dict[int, float]], nodes: int, variant: str,
+             workload: str) -> tuple[float, float, float, float]:
+    """Median and interval over layout samples of variant / contpte-off."""
+    arm, base = ns.get((nodes, variant, workload), {}), ns.get((nodes, BASELINE, workload), {})
+    common = sorted(set(arm) & set(base))
+    if not common:
+        return (math.nan,) * 4
+    return style.median_interval([arm[k] / base[k] for k in common])
+
+
+def median(values: dict[int, float]) -> float:
+    return style.median_interval(list(values.values()))[0] if values else math.nan
+
+
+def main() -> None:
+    frame = style.load_results("c5-contpte-numa")
+    ns = samples(frame, "ns_per_iteration")
+    sim_ns = samples(frame, "sim_ns")
+    counters = {m: samples(frame, m) for m in PER_OPERATION}
+    node_counts = sorted({k[0] for k in ns})
+    variants = [v for v in VARIANTS if any(k[1] == v for k in ns)]
+    sample_count = max(len(v) for v in ns.values())
+
+    lines = [f"Claim C5 on a four-core Neoverse-N1 machine, one node or two; medians of "
+             f"{sample_count} layout sample(s) per run, relative = the variant over contpte-off "
+             "on the same machine, workload and sample (interval in brackets when there is "
+             "more than one sample). Counters per operation (per exit or per life).", "",
+             "| workload | nodes | variant | ns | relative | instructions | broadcast TLBIs | "
+             "DSB wait (ns) | dTLB misses | remote memory responses | cross-node snoop "
+             "responses |", "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for workload in WORKLOADS:
+        for nodes in node_counts:
+            for variant in variants:
+                key = (nodes, variant, workload)
+                if key not in ns:
+                    continue
+                rel, low, high, _ = relative(ns, nodes, variant, workload)
+                spread = f" [{low:.2f}-{high:.2f}]" if high > low else ""
+                ops = median(sim_ns[key]) / median(ns[key])
+                values = [median(counters[m].get(key, {})) / ops for m in PER_OPERATION]
+                values[2] /= 1000  # ps -> ns
+                cells = " | ".join("—" if math.isnan(v) else f"{v:,.0f}" for v in values)
+                lines.append(f"| {workload} | {nodes} | {VARIANTS[variant]} | "
+                             f"{median(ns[key]):,.0f} | {rel:.2f}x{spread} | {cells} |")
+    exit_share = []
+    for nodes in node_counts:
+        for variant in variants:
+            life = median(ns.get((nodes, variant, "spawn-spread"), {}))
+            death = median(ns.get((nodes, variant, "exit-spread"), {}))
+            if not math.isnan(life) and not math.isnan(death):
+                exit_share.append(f"| {nodes} | {VARIANTS[variant]} | {100 * death / life:.0f}% |")
+    if exit_share:
+        lines += ["", "Exit's share of a short process life (children spread over all cores: "
+                  "ns per exit over ns per life of the same 16 MiB process).", "",
+                  "| nodes | variant | exit share |", "|---:|---|---:|", *exit_share]
+    table = "\n".join(lines)
+
+    style.apply()
+    fig, axes = style.plt.subplots(1, len(PANELS), figsize=(style.FULL_WIDTH_IN, 2.4),
+                                   sharey=True)
+    width = 0.8 / len(node_counts)
+    for axis, (workload, title) in zip(axes, PANELS.items()):
+        x = np.arange(len(variants))
+        for i, nodes in enumerate(node_counts):
+            heights, errors = style.error_bars(
+                [relative(ns, nodes, v, workload) for v in variants])
+            axis.bar(x + (i - (len(node_counts) - 1) / 2) * width, heights, width,
+                     yerr=errors, capsize=2, label=f"{nodes} node{'s' if nodes > 1 else ''}",
+                     color=style.PALETTE[i + 1], hatch=style.HATCHES[i + 1],
+                     edgecolor="black", linewidth=0.4)
+        axis.axhline(1.0, color="black", linewidth=0.6)
+        axis.set_xticks(x, [SHORT[v] for v in variants])
+        axis.set_title(title, pad=14)
+    axes[0].set_ylabel("ns per exit_group()\nrelative to no contpte (x)")
+    style.legend_on_top(fig, axes[0], len(node_counts))
+    style.add_note(fig, f"median of {sample_count} layout sample(s) per bar, error bars its "
+                   "interval; assumed TLBI and node-link costs (see the experiment file); "
+                   "published: shape only, no numbers", frame, below=-0.12)
+    style.publish(fig, "c5_contpte_numa", table)
+
+
+if __name__ == "__main__":
+    main()
