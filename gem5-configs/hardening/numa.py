@@ -29,7 +29,7 @@ from gem5.components.memory.abstract_memory_system import AbstractMemorySystem
 
 from hardening.catalog import BadTopology, check_topology
 
-# Linux's LOCAL_DISTANCE and REMOTE_DISTANCE (include/linux/numa.h), what
+# Linux's LOCAL_DISTANCE and REMOTE_DISTANCE (include/linux/topology.h), what
 # firmware reports for a directly linked second socket.
 LOCAL_DISTANCE = 10
 REMOTE_DISTANCE = 20
