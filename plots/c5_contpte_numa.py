@@ -1,6 +1,7 @@
 """Figure and table: claim C5 on one NUMA node and on two, in the published layout.
 
-Reads results/c5-contpte-numa.csv; writes plots/out/c5_contpte_numa.{pdf,png,md}.
+Reads results/c5-contpte-numa.csv; writes plots/out/c5_contpte_numa.{pdf,png,md}
+and the README's shorter table, plots/out/c5_contpte_numa_summary.md.
 The published result is a shape without numbers (docs/published-claims.md):
 relative to no contpte, exit without the optimisation costs a large multiple,
 more with two nodes, and the merged batching is the cheapest. Each bar is a
@@ -62,6 +63,51 @@ def median(values: dict[int, float]) -> float:
     return style.median_interval(list(values.values()))[0] if values else math.nan
 
 
+def per_operation(ns: dict[Key, dict[int, float]], sim_ns: dict[Key, dict[int, float]],
+                  counter: dict[Key, dict[int, float]], key: Key) -> float:
+    """A counter's median over samples divided by the operations of the region."""
+    return median(counter.get(key, {})) / (median(sim_ns[key]) / median(ns[key]))
+
+
+def summary(ns: dict[Key, dict[int, float]], sim_ns: dict[Key, dict[int, float]],
+            counters: dict[str, dict[Key, dict[int, float]]], node_counts: list[int],
+            variants: list[str], sample_count: int) -> str:
+    """The README's table: each variant's exit cost relative to no contpte on one
+    and two nodes, the TLB maintenance behind it and exit's share of a life."""
+    def nodes_label(n: int) -> str:
+        return f"{n} node{'s' if n > 1 else ''}"
+    columns = [f"exit, node 0's cores, {nodes_label(n)}" for n in node_counts]
+    columns += [f"exit, all cores, {nodes_label(n)}" for n in node_counts]
+    columns += ["instructions per exit", "broadcast TLBIs per exit"]
+    columns += [f"DSB wait per exit (µs), {nodes_label(n)}" for n in node_counts]
+    columns += [f"exit share of a life, {nodes_label(n)}" for n in node_counts]
+    rows = [f"| variant | {' | '.join(columns)} |", "|---|" + "---:|" * len(columns)]
+    for variant in variants:
+        cells = []
+        for workload in ("exit-node0", "exit-spread"):
+            for nodes in node_counts:
+                rel, low, high, _ = relative(ns, nodes, variant, workload)
+                cells.append(f"{rel:.2f}x" + (f" [{low:.2f}-{high:.2f}]" if high > low else ""))
+        first = (node_counts[0], variant, "exit-spread")
+        cells.append(f"{per_operation(ns, sim_ns, counters['instructions'], first):,.0f}")
+        cells.append(f"{per_operation(ns, sim_ns, counters['broadcast_tlbis'], first):,.0f}")
+        for nodes in node_counts:
+            wait = per_operation(ns, sim_ns, counters["dsb_tlbi_wait_ps"],
+                                 (nodes, variant, "exit-spread"))
+            cells.append(f"{wait / 1e6:,.1f}")
+        for nodes in node_counts:
+            life = median(ns.get((nodes, variant, "spawn-spread"), {}))
+            death = median(ns.get((nodes, variant, "exit-spread"), {}))
+            cells.append(f"{100 * death / life:.0f}%")
+        rows.append(f"| {VARIANTS[variant]} | {' | '.join(cells)} |")
+    samples_said = (f"median of {sample_count} layout samples, interval in brackets"
+                    if sample_count > 1 else "one layout sample each")
+    return "\n".join([f"Exit cost relative to no contpte on the same machine ({samples_said}); "
+                      "counters per exit of a 16 MiB process with the children on all "
+                      "cores; exit share: ns per exit over ns per whole life (spawn).", "",
+                      *rows]) + "\n"
+
+
 def main() -> None:
     frame = style.load_results("c5-contpte-numa")
     ns = samples(frame, "ns_per_iteration")
@@ -104,6 +150,8 @@ def main() -> None:
                   "ns per exit over ns per life of the same 16 MiB process).", "",
                   "| nodes | variant | exit share |", "|---:|---|---:|", *exit_share]
     table = "\n".join(lines)
+    style.save_table("c5_contpte_numa_summary",
+                     summary(ns, sim_ns, counters, node_counts, variants, sample_count))
 
     style.apply()
     fig, axes = style.plt.subplots(1, len(PANELS), figsize=(style.FULL_WIDTH_IN, 2.4),
@@ -115,17 +163,18 @@ def main() -> None:
             heights, errors = style.error_bars(
                 [relative(ns, nodes, v, workload) for v in variants])
             axis.bar(x + (i - (len(node_counts) - 1) / 2) * width, heights, width,
-                     yerr=errors, capsize=2, label=f"{nodes} node{'s' if nodes > 1 else ''}",
+                     yerr=errors if sample_count > 1 else None, capsize=2, label=f"{nodes} node{'s' if nodes > 1 else ''}",
                      color=style.PALETTE[i + 1], hatch=style.HATCHES[i + 1],
                      edgecolor="black", linewidth=0.4)
         axis.axhline(1.0, color="black", linewidth=0.6)
         axis.set_xticks(x, [SHORT[v] for v in variants])
-        axis.set_title(title, pad=14)
+        axis.set_title(title)
     axes[0].set_ylabel("ns per exit_group()\nrelative to no contpte (x)")
-    style.legend_on_top(fig, axes[0], len(node_counts))
-    style.add_note(fig, f"median of {sample_count} layout sample(s) per bar, error bars its "
-                   "interval; assumed TLBI and node-link costs (see the experiment file); "
-                   "published: shape only, no numbers", frame, below=-0.12)
+    axes[-1].legend(loc="upper right", frameon=False, fontsize=6)
+    spread = (f"median of {sample_count} layout samples per bar, error bars their interval"
+              if sample_count > 1 else "one layout sample per bar, so no error bars")
+    style.add_note(fig, f"{spread}; assumed TLBI and node-link costs (see the experiment "
+                   "file); published: shape only, no numbers", frame, below=-0.12)
     style.publish(fig, "c5_contpte_numa", table)
 
 
