@@ -2,9 +2,8 @@
  * What a process's exit costs when its anonymous memory is mapped with 64 KiB
  * large folios (mTHP), which arm64 maps with the contiguous bit (claim C5).
  *
- *   exit_bench exit  MIB ROUNDS [CPU...]
- *   exit_bench spawn MIB ROUNDS [CPU...]
- *   exit_bench check MIB
+ *   exit_bench exit|spawn|mix|mix-exit MIB ROUNDS [CPU...] [parent=CPU]
+ *   exit_bench check MIB [CPU] [parent=CPU]
  *
  * "exit": ROUNDS children each map MIB MiB of anonymous memory, touch every
  * page and wait on a pipe; only then does the measured region start. In it
@@ -13,37 +12,64 @@
  * TLB maintenance, freeing the folios) and the wake-ups around them, and
  * none of the page faults that built the mappings. Populating all children
  * before the region keeps every teardown in it the same: the alternative, one
- * child at a time, would put each child's faults in the region too.
+ * child at a time, would put each child's faults in the region too. The
+ * parent releases each child, rather than the child exiting by itself once it
+ * has said it is ready, so that the parent decides when a teardown starts: a
+ * child exiting by itself would race the parent's m5 resetstats, and part of
+ * its teardown could fall before the region. "exit 0 ROUNDS" measures what
+ * remains without the memory (the wake-ups and the rest of the exit).
  *
  * "spawn": the whole life of ROUNDS children in the region, one after the
  * other: fork, map and touch MIB MiB, exit, reap; with "exit" it gives exit's
- * share of a short-lived process, the shape of a kernel build's many compiler
- * runs.
+ * share of a short-lived process.
  *
- * CPU... pins the children, round-robin, to these CPUs (the parent stays on
- * the CPU it runs on), so a run can keep the benchmark on one NUMA node or
- * spread it over two.
+ * "mix" is closer to a kernel build, whose compiler runs are new programs:
+ * each child execs this program again (from /proc/self/exe, as a helper that
+ * maps and touches MIB MiB), so its memory is a fresh mm's rather than a copy
+ * of the parent's. The whole of each life is in the region, and the helper
+ * waits to be released as in "exit", so the parent can time, with the guest
+ * clock, the span from its release to waitpid()'s return. It prints the sum
+ * as exit_ns= and its share of the region (guest clock as well) as
+ * exit_share=; the region's own statistics cover the whole lives. One life
+ * runs before the region, so that the first measured one does not pay for a
+ * first exec. "mix-exit" starts the same helpers before the region and
+ * measures only their exits, as "exit" does, so that gem5's counters
+ * (instructions, TLBIs) of an exec'd process's exit can be set against
+ * "mix": mix-exit ns/op over mix ns/op is exit's share again, from gem5's
+ * clock instead of the guest's.
  *
- * "check" maps and touches MIB MiB and reports how many 64 KiB folios the
- * kernel allocated for it, how many NUMA nodes and CPUs the guest sees, and
- * fails unless every 64 KiB block came as one folio.
+ * CPU... pins the children, round-robin, to these CPUs; parent=CPU pins the
+ * parent (and, if no CPU is listed, the children, which inherit it). A run
+ * can so keep the benchmark on the cores of one NUMA node or spread it over
+ * two. Without either, the scheduler places everything.
+ *
+ * "check" says whether the set-up is what the other modes need: the 64 KiB
+ * setting, the NUMA nodes and CPUs the guest sees, and a child (on the first
+ * CPU listed, if any) that maps and touches MIB MiB. It prints the CPU and
+ * node the child ran on and how many 64 KiB folios the kernel allocated
+ * while it did (the hugepages-64kB anon_fault_alloc counter, which 6.12 has),
+ * and exits 1 unless every 64 KiB block came as one folio.
  *
  * Every mode first asks for 64 KiB folios and no other THP size ("always" in
  * /sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled, "never" for
- * the other sizes) and fails if the kernel has no such setting. ops= counts
- * the children measured.
+ * the other sizes; root is needed) and fails if the kernel has no such
+ * setting. ops= counts the children measured.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
 
-#define MTHP_DIR "/sys/kernel/mm/transparent_hugepage/hugepages-64kB"
+#define THP_DIR "/sys/kernel/mm/transparent_hugepage"
+#define MTHP_DIR THP_DIR "/hugepages-64kB"
 #define FOLIO (64UL << 10)
 #define PAGE 4096UL
 #define MAX_CPUS 64
@@ -74,19 +100,20 @@ static int write_setting(const char *path, const char *value)
  * or more to 2 MiB, so with PMD-sized THP on, most of the memory would come
  * as 2 MiB folios mapped by block entries instead of contiguous PTEs.
  */
-static void enable_mthp(void)
+static int enable_mthp(void)
 {
 	char path[300];
 	struct dirent *e;
-	DIR *d = opendir("/sys/kernel/mm/transparent_hugepage");
+	DIR *d = opendir(THP_DIR);
 
-	if (!d)
-		die("/sys/kernel/mm/transparent_hugepage");
+	if (!d) {
+		fprintf(stderr, "exit_bench: %s: %s\n", THP_DIR, strerror(errno));
+		return 0;
+	}
 	while ((e = readdir(d))) {
 		if (strncmp(e->d_name, "hugepages-", 10) || !strcmp(e->d_name, "hugepages-64kB"))
 			continue;
-		snprintf(path, sizeof(path), "/sys/kernel/mm/transparent_hugepage/%s/enabled",
-			 e->d_name);
+		snprintf(path, sizeof(path), THP_DIR "/%s/enabled", e->d_name);
 		/* Sizes anonymous memory cannot use (8 KiB) refuse any write. */
 		write_setting(path, "never");
 	}
@@ -94,8 +121,9 @@ static void enable_mthp(void)
 	if (!write_setting(MTHP_DIR "/enabled", "always")) {
 		fprintf(stderr, "exit_bench: cannot enable 64 KiB folios (%s/enabled): %s\n",
 			MTHP_DIR, strerror(errno));
-		exit(1);
+		return 0;
 	}
+	return 1;
 }
 
 static long read_counter(const char *path)
@@ -126,6 +154,18 @@ static void map_and_touch(unsigned long mib)
 	p = (char *)(((uintptr_t)raw + FOLIO - 1) & ~(uintptr_t)(FOLIO - 1));
 	for (size_t off = 0; off < size; off += PAGE)
 		p[off] = 1;
+}
+
+/* A CPU number that fits a cpu_set_t (CPU_SET() does not check). */
+static int cpu_arg(const char *text)
+{
+	unsigned long cpu = bench_count(text, "CPU");
+
+	if (cpu >= CPU_SETSIZE) {
+		fprintf(stderr, "exit_bench: CPU %lu: numbers go up to %d\n", cpu, CPU_SETSIZE - 1);
+		exit(2);
+	}
+	return (int)cpu;
 }
 
 static void pin(int cpu)
@@ -171,6 +211,62 @@ static struct child start_child(unsigned long mib, int cpu)
 	return c;
 }
 
+/*
+ * The same child as a new program: this binary exec'd as "exit_bench child
+ * MIB READY_FD RELEASE_FD". The parent's own ends of the pipes are
+ * close-on-exec, so that the helper (and its exit) holds only its two.
+ */
+static struct child start_exec_child(unsigned long mib, int cpu)
+{
+	int ready[2], release[2];
+	char mib_text[24], ready_text[16], release_text[16];
+	struct child c;
+	char byte;
+
+	if (pipe2(ready, O_CLOEXEC) || pipe2(release, O_CLOEXEC))
+		die("pipe2");
+	c.pid = fork();
+	if (c.pid < 0)
+		die("fork");
+	if (c.pid == 0) {
+		if (cpu >= 0)
+			pin(cpu);
+		if (fcntl(ready[1], F_SETFD, 0) || fcntl(release[0], F_SETFD, 0))
+			_exit(126);
+		snprintf(mib_text, sizeof(mib_text), "%lu", mib);
+		snprintf(ready_text, sizeof(ready_text), "%d", ready[1]);
+		snprintf(release_text, sizeof(release_text), "%d", release[0]);
+		execl("/proc/self/exe", "exit_bench", "child", mib_text, ready_text,
+		      release_text, (char *)NULL);
+		_exit(127);
+	}
+	close(ready[1]);
+	close(release[0]);
+	if (read(ready[0], &byte, 1) != 1) {
+		fprintf(stderr, "exit_bench: helper %d died before its memory was ready\n", c.pid);
+		exit(1);
+	}
+	close(ready[0]);
+	c.release = release[1];
+	return c;
+}
+
+/* The exec'd helper: map, touch, say so, and exit when released. */
+static int run_helper(int argc, char **argv)
+{
+	int ready, release;
+	char byte;
+
+	if (argc != 5)
+		return 2;
+	ready = (int)bench_count(argv[3], "fd");
+	release = (int)bench_count(argv[4], "fd");
+	map_and_touch(bench_count(argv[2], "MiB"));
+	if (write(ready, "r", 1) != 1 || read(release, &byte, 1) != 1)
+		return 1;
+	return 0;
+}
+
 static void reap(pid_t pid)
 {
 	int status;
@@ -181,14 +277,23 @@ static void reap(pid_t pid)
 	}
 }
 
-static void run_exit(unsigned long mib, unsigned long rounds, const int *cpus, int ncpus)
+static void release_and_reap(struct child *c)
+{
+	if (write(c->release, "x", 1) != 1)
+		die("write");
+	reap(c->pid);
+	close(c->release);
+}
+
+static void run_exit(unsigned long mib, unsigned long rounds, const int *cpus, int ncpus,
+		     struct child (*start)(unsigned long, int))
 {
 	struct child *children = calloc(rounds, sizeof(*children));
 
 	if (!children)
 		die("calloc");
 	for (unsigned long i = 0; i < rounds; i++)
-		children[i] = start_child(mib, ncpus ? cpus[i % ncpus] : -1);
+		children[i] = start(mib, ncpus ? cpus[i % ncpus] : -1);
 	bench_region_begin();
 	for (unsigned long i = 0; i < rounds; i++) {
 		if (write(children[i].release, "x", 1) != 1)
@@ -218,6 +323,39 @@ static void run_spawn(unsigned long mib, unsigned long rounds, const int *cpus, 
 	bench_region_end();
 }
 
+/* Guest time: gem5's simulated time there, read through the generic timer. */
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+static void run_mix(unsigned long mib, unsigned long rounds, const int *cpus, int ncpus)
+{
+	uint64_t begin, total, exit_ns = 0;
+	struct child warm;
+
+	/* Warm-up: the first exec looks up /proc/self/exe afresh. */
+	warm = start_exec_child(mib, ncpus ? cpus[0] : -1);
+	release_and_reap(&warm);
+	bench_region_begin();
+	begin = now_ns();
+	for (unsigned long i = 0; i < rounds; i++) {
+		struct child c = start_exec_child(mib, ncpus ? cpus[i % ncpus] : -1);
+		uint64_t released = now_ns();
+
+		release_and_reap(&c);
+		exit_ns += now_ns() - released;
+	}
+	total = now_ns() - begin;
+	bench_region_end();
+	printf("exit_bench mix: total_ns=%llu exit_ns=%llu exit_share=%.3f\n",
+	       (unsigned long long)total, (unsigned long long)exit_ns,
+	       total ? (double)exit_ns / (double)total : 0.0);
+}
+
 static int count_entries(const char *dir, const char *prefix)
 {
 	struct dirent *e;
@@ -234,46 +372,141 @@ static int count_entries(const char *dir, const char *prefix)
 	return n;
 }
 
-static int run_check(unsigned long mib)
+/* The selected word of a sysfs setting ("always [never]" gives "never"). */
+static int read_setting(const char *path, char *out, size_t size)
 {
-	long before = read_counter(MTHP_DIR "/stats/anon_fault_alloc");
-	long after, folios = (long)((mib << 20) / FOLIO);
+	char line[128], *open, *close_;
+	FILE *f = fopen(path, "r");
 
-	map_and_touch(mib);
-	after = read_counter(MTHP_DIR "/stats/anon_fault_alloc");
-	printf("exit_bench check: nodes=%d cpus=%d folios_64k=%ld of %ld\n",
-	       count_entries("/sys/devices/system/node", "node"),
-	       count_entries("/sys/devices/system/cpu", "cpu"),
-	       before < 0 ? -1 : after - before, folios);
-	if (before < 0 || after - before < folios) {
-		fprintf(stderr, "exit_bench: the memory did not come in 64 KiB folios\n");
+	if (!f)
+		return 0;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	fclose(f);
+	open = strchr(line, '[');
+	close_ = open ? strchr(open, ']') : NULL;
+	if (!close_)
+		return 0;
+	*close_ = '\0';
+	snprintf(out, size, "%s", open + 1);
+	return 1;
+}
+
+static int run_check(unsigned long mib, int cpu)
+{
+	long folios = (long)((mib << 20) / FOLIO);
+	long alloc, fallback;
+	int ready[2], release[2];
+	unsigned int where[2] = { ~0u, ~0u }; /* the child's CPU and node */
+	char setting[32];
+	pid_t pid;
+
+	if (access(MTHP_DIR, F_OK)) {
+		printf("exit_bench check: mthp=unavailable: no %s (a kernel without multi-size THP, "
+		       "or without a 64 KiB size)\n", MTHP_DIR);
 		return 1;
 	}
+	/* If it cannot be written (not root), the setting may still be right. */
+	enable_mthp();
+	if (!read_setting(MTHP_DIR "/enabled", setting, sizeof(setting)) ||
+	    strcmp(setting, "always")) {
+		printf("exit_bench check: mthp=unavailable: %s/enabled is not [always]\n",
+		       MTHP_DIR);
+		return 1;
+	}
+	alloc = read_counter(MTHP_DIR "/stats/anon_fault_alloc");
+	fallback = read_counter(MTHP_DIR "/stats/anon_fault_fallback");
+	if (pipe(ready) || pipe(release))
+		die("pipe");
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		char byte;
+
+		if (cpu >= 0)
+			pin(cpu);
+		map_and_touch(mib);
+		syscall(SYS_getcpu, &where[0], &where[1], NULL);
+		if (write(ready[1], where, sizeof(where)) != sizeof(where) ||
+		    read(release[0], &byte, 1) != 1)
+			_exit(1);
+		_exit(0);
+	}
+	/* Read the counters while the child still holds its memory. */
+	if (read(ready[0], where, sizeof(where)) != sizeof(where)) {
+		fprintf(stderr, "exit_bench: check child %d died before its memory was ready\n", pid);
+		return 1;
+	}
+	if (alloc >= 0)
+		alloc = read_counter(MTHP_DIR "/stats/anon_fault_alloc") - alloc;
+	if (fallback >= 0)
+		fallback = read_counter(MTHP_DIR "/stats/anon_fault_fallback") - fallback;
+	if (write(release[1], "x", 1) != 1)
+		die("write");
+	reap(pid);
+	printf("exit_bench check: setting=%s nodes=%d cpus=%d parent_cpu=%d child_cpu=%d "
+	       "child_node=%d folios_64k=%ld of %ld fallback_64k=%ld\n",
+	       setting, count_entries("/sys/devices/system/node", "node"),
+	       count_entries("/sys/devices/system/cpu", "cpu"), sched_getcpu(),
+	       (int)where[0], (int)where[1], alloc, folios, fallback);
+	if (alloc < 0) {
+		printf("exit_bench check: mthp=unknown: no %s/stats/anon_fault_alloc "
+		       "(a kernel without per-size mTHP counters)\n", MTHP_DIR);
+		return 1;
+	}
+	/* Other processes may fault in 64 KiB folios too, hence at least. */
+	if (alloc < folios) {
+		printf("exit_bench check: mthp=off: %ld of %ld blocks came as 64 KiB folios\n",
+		       alloc, folios);
+		return 1;
+	}
+	printf("exit_bench check: mthp=on\n");
 	return 0;
 }
 
 int main(int argc, char **argv)
 {
-	int cpus[MAX_CPUS], ncpus = 0;
+	int cpus[MAX_CPUS], ncpus = 0, parent = -1;
 	unsigned long mib, rounds;
 
+	if (argc > 1 && !strcmp(argv[1], "child"))
+		return run_helper(argc, argv);
 	if (argc < 3 || (strcmp(argv[1], "check") && argc < 4)) {
-		fprintf(stderr, "usage: exit_bench exit|spawn MIB ROUNDS [CPU...] | check MIB\n");
+		fprintf(stderr, "usage: exit_bench exit|spawn|mix|mix-exit MIB ROUNDS [CPU...] "
+			"[parent=CPU] | check MIB [CPU] [parent=CPU]\n");
 		return 2;
 	}
-	enable_mthp();
+	for (int i = strcmp(argv[1], "check") ? 4 : 3; i < argc; i++) {
+		if (!strncmp(argv[i], "parent=", 7)) {
+			parent = cpu_arg(argv[i] + 7);
+			continue;
+		}
+		if (ncpus == MAX_CPUS) {
+			fprintf(stderr, "exit_bench: more than %d CPUs\n", MAX_CPUS);
+			return 2;
+		}
+		cpus[ncpus++] = cpu_arg(argv[i]);
+	}
+	if (parent >= 0)
+		pin(parent);
 	mib = bench_count(argv[2], "MiB");
 	if (!strcmp(argv[1], "check"))
-		return run_check(mib);
+		return run_check(mib, ncpus ? cpus[0] : -1);
+	if (!enable_mthp())
+		return 1;
 	rounds = bench_count(argv[3], "rounds");
-	for (int i = 4; i < argc && ncpus < MAX_CPUS; i++)
-		cpus[ncpus++] = (int)bench_count(argv[i], "CPU");
 	if (!strcmp(argv[1], "exit"))
-		run_exit(mib, rounds, cpus, ncpus);
+		run_exit(mib, rounds, cpus, ncpus, start_child);
 	else if (!strcmp(argv[1], "spawn"))
 		run_spawn(mib, rounds, cpus, ncpus);
+	else if (!strcmp(argv[1], "mix"))
+		run_mix(mib, rounds, cpus, ncpus);
+	else if (!strcmp(argv[1], "mix-exit"))
+		run_exit(mib, rounds, cpus, ncpus, start_exec_child);
 	else {
-		fprintf(stderr, "exit_bench: unknown mode '%s' (exit, spawn, check)\n", argv[1]);
+		fprintf(stderr, "exit_bench: unknown mode '%s' (exit, spawn, mix, mix-exit, check)\n",
+			argv[1]);
 		return 2;
 	}
 	printf("exit_bench mode=%s mib=%lu ops=%lu\n", argv[1], mib, rounds);
