@@ -1,7 +1,9 @@
 """Figure and table: claim C5 on one NUMA node and on two, in the published layout.
 
-Reads results/c5-contpte-numa.csv; writes plots/out/c5_contpte_numa.{pdf,png,md}
-and the README's shorter table, plots/out/c5_contpte_numa_summary.md.
+Reads results/c5-contpte-numa.csv and, where it exists, results/c5-contpte-mix.csv
+(exec'd short lives, a kernel build's shape); writes
+plots/out/c5_contpte_numa.{pdf,png,md} and the README's shorter table,
+plots/out/c5_contpte_numa_summary.md.
 The published result is a shape without numbers (docs/published-claims.md):
 relative to no contpte, exit without the optimisation costs a large multiple,
 more with two nodes, and the merged batching is the cheapest. Each bar is a
@@ -71,7 +73,8 @@ def per_operation(ns: dict[Key, dict[int, float]], sim_ns: dict[Key, dict[int, f
 
 def summary(ns: dict[Key, dict[int, float]], sim_ns: dict[Key, dict[int, float]],
             counters: dict[str, dict[Key, dict[int, float]]], node_counts: list[int],
-            variants: list[str], sample_count: int) -> str:
+            variants: list[str], sample_count: int,
+            mix_ns: dict[Key, dict[int, float]] | None) -> str:
     """The README's table: each variant's exit cost relative to no contpte on one
     and two nodes, the TLB maintenance behind it and exit's share of a life."""
     def nodes_label(n: int) -> str:
@@ -80,7 +83,9 @@ def summary(ns: dict[Key, dict[int, float]], sim_ns: dict[Key, dict[int, float]]
     columns += [f"exit, all cores, {nodes_label(n)}" for n in node_counts]
     columns += ["instructions per exit", "broadcast TLBIs per exit"]
     columns += [f"DSB wait per exit (µs), {nodes_label(n)}" for n in node_counts]
-    columns += [f"exit share of a life, {nodes_label(n)}" for n in node_counts]
+    columns += [f"exit share of a forked life, {nodes_label(n)}" for n in node_counts]
+    if mix_ns:
+        columns += [f"exit share of an exec'd life, {nodes_label(n)}" for n in node_counts]
     rows = [f"| variant | {' | '.join(columns)} |", "|---|" + "---:|" * len(columns)]
     for variant in variants:
         cells = []
@@ -99,13 +104,50 @@ def summary(ns: dict[Key, dict[int, float]], sim_ns: dict[Key, dict[int, float]]
             life = median(ns.get((nodes, variant, "spawn-spread"), {}))
             death = median(ns.get((nodes, variant, "exit-spread"), {}))
             cells.append(f"{100 * death / life:.0f}%")
+        if mix_ns:
+            cells += [f"{100 * exec_share(mix_ns, nodes, variant):.0f}%" for nodes in node_counts]
         rows.append(f"| {VARIANTS[variant]} | {' | '.join(cells)} |")
     samples_said = (f"median of {sample_count} layout samples, interval in brackets"
                     if sample_count > 1 else "one layout sample each")
     return "\n".join([f"Exit cost relative to no contpte on the same machine ({samples_said}); "
                       "counters per exit of a 16 MiB process with the children on all "
-                      "cores; exit share: ns per exit over ns per whole life (spawn).", "",
+                      "cores; exit share: ns per exit over ns per whole life, of forked "
+                      "children (exit, spawn) and, where run, of exec'd ones (mix-exit, mix).",
+                      "",
                       *rows]) + "\n"
+
+
+def exec_share(mix_ns: dict[Key, dict[int, float]], nodes: int, variant: str) -> float:
+    """Exit's share of an exec'd helper's life: ns per exit over ns per life."""
+    return (median(mix_ns.get((nodes, variant, "mix-exit-spread"), {}))
+            / median(mix_ns.get((nodes, variant, "mix-spread"), {})))
+
+
+def mix_table(mix_ns: dict[Key, dict[int, float]], mix_sim_ns: dict[Key, dict[int, float]],
+              mix_counters: dict[str, dict[Key, dict[int, float]]], node_counts: list[int],
+              variants: list[str]) -> list[str]:
+    """Whole exec'd lives and their exits: costs, counters and exit's share."""
+    lines = ["", "Exec'd helpers (results/c5-contpte-mix.csv; a kernel build's shape: fork, "
+             "exec, fault 16 MiB in, exit), children on all cores: per life (mix) and per "
+             "exit (mix-exit).", "",
+             "| nodes | variant | ns per life | ns per exit | exit relative to no contpte | "
+             "instructions per exit | broadcast TLBIs per exit | exit share |",
+             "|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for nodes in node_counts:
+        for variant in variants:
+            life_key, exit_key = (nodes, variant, "mix-spread"), (nodes, variant,
+                                                                  "mix-exit-spread")
+            if life_key not in mix_ns or exit_key not in mix_ns:
+                continue
+            rel = relative(mix_ns, nodes, variant, "mix-exit-spread")[0]
+            instructions = per_operation(mix_ns, mix_sim_ns, mix_counters["instructions"],
+                                         exit_key)
+            tlbis = per_operation(mix_ns, mix_sim_ns, mix_counters["broadcast_tlbis"],
+                                  exit_key)
+            lines.append(f"| {nodes} | {VARIANTS[variant]} | {median(mix_ns[life_key]):,.0f} | "
+                         f"{median(mix_ns[exit_key]):,.0f} | {rel:.2f}x | {instructions:,.0f} | "
+                         f"{tlbis:,.0f} | {100 * exec_share(mix_ns, nodes, variant):.0f}% |")
+    return lines
 
 
 def main() -> None:
@@ -149,9 +191,17 @@ def main() -> None:
         lines += ["", "Exit's share of a short process life (children spread over all cores: "
                   "ns per exit over ns per life of the same 16 MiB process).", "",
                   "| nodes | variant | exit share |", "|---:|---|---:|", *exit_share]
+    try:
+        mix = style.load_results("c5-contpte-mix")
+    except style.NoResults:
+        mix = None
+    mix_ns = samples(mix, "ns_per_iteration") if mix is not None else None
+    if mix is not None and mix_ns:
+        lines += mix_table(mix_ns, samples(mix, "sim_ns"),
+                           {m: samples(mix, m) for m in PER_OPERATION}, node_counts, variants)
     table = "\n".join(lines)
     style.save_table("c5_contpte_numa_summary",
-                     summary(ns, sim_ns, counters, node_counts, variants, sample_count))
+                     summary(ns, sim_ns, counters, node_counts, variants, sample_count, mix_ns))
 
     style.apply()
     fig, axes = style.plt.subplots(1, len(PANELS), figsize=(style.FULL_WIDTH_IN, 2.4),
