@@ -101,11 +101,18 @@ def install_kernel_headers(tree: Path, scratch: Path) -> Path:
 
 
 def build_selftests(disk_dir: Path, tree: Path, jobs: int, scratch: Path, out: Path) -> None:
-    """The listed kernel selftests, static AArch64, at ``out/<listed path>``."""
-    log.info("building %d kernel selftests", len(selftest_list(disk_dir)))
+    """The listed kernel selftests, static AArch64, at ``out/<listed path>``,
+    and nothing else there (some selftest Makefiles leave objects beside their
+    programs)."""
+    listed = selftest_list(disk_dir)
+    log.info("building %d kernel selftests", len(listed))
     headers = install_kernel_headers(tree, scratch)
+    built = scratch / "out"
     run(["make", "-s", "-C", str(disk_dir / "selftests"), f"-j{jobs}", f"CROSS_CC={CROSS_CC}",
-         f"KERNEL_TREE={tree}", f"KERNEL_HEADERS={headers}", f"OUT={out}"])
+         f"KERNEL_TREE={tree}", f"KERNEL_HEADERS={headers}", f"OUT={built}"])
+    for path in listed:
+        (out / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(built / path, out / path)
 
 
 def stage_rootfs(disk_dir: Path, tools: cache.Entry, busybox_deb: Path, kernel_tree: Path,

@@ -146,7 +146,7 @@ def reference(name: str, results_dir: Path, jobs: int) -> Path:
             groups.setdefault((run.variant, run.features, run.kernel_args, run.memory),
                               []).append(run)
     version = qemu_version()
-    builds = simulate.ensure_builds(sorted({k[0] for k in groups}), jobs)
+    builds = simulate.ensure_builds(sorted({k[0] for k in groups}), jobs, simulator=False)
     rows: list[dict[str, object]] = []
     for (variant, features, kernel_args, memory), runs in groups.items():
         # The command each run's guest script ends with, timeout included.

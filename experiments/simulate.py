@@ -127,12 +127,12 @@ def snapshot_configs(root: Path | None = None) -> cache.Entry:
     return entry
 
 
-def builds_to_make(variants: Sequence[str]) -> list[str]:
+def builds_to_make(variants: Sequence[str], simulator: bool = True) -> list[str]:
     """What the runs of these kernel variants need that the cache lacks (the
     long builds; the disk image takes under a minute and is not listed)."""
     gem5_patches = REPO_ROOT / "gem5-patches"
     missing = []
-    if not gem5.gem5_entry(gem5_patches).exists():
+    if simulator and not gem5.gem5_entry(gem5_patches).exists():
         missing.append("gem5 (1.5-2.5 h on 2 cores)")
     if not gem5.tools_entry(gem5_patches).exists():
         missing.append("the guest m5 tool and bootloaders (minutes)")
@@ -144,15 +144,17 @@ def builds_to_make(variants: Sequence[str]) -> list[str]:
     return missing
 
 
-def ensure_builds(variants: Sequence[str], jobs: int) -> Builds:
+def ensure_builds(variants: Sequence[str], jobs: int, simulator: bool = True) -> Builds:
     """Builds exactly what runs of these kernel variants need, saying first what
-    that is."""
-    missing = builds_to_make(variants)
+    that is. Without ``simulator`` (guests run on QEMU) gem5 itself is not built:
+    its entry is named but may be absent."""
+    missing = builds_to_make(variants, simulator)
     log.info("builds needed and not cached: %s", "; ".join(missing) if missing else "none")
     gem5_patches = REPO_ROOT / "gem5-patches"
     tools = gem5.ensure_tools(gem5_patches, jobs)
     return Builds(
-        gem5=gem5.ensure_gem5(gem5_patches, jobs),
+        gem5=(gem5.ensure_gem5(gem5_patches, jobs) if simulator
+              else gem5.gem5_entry(gem5_patches)),
         tools=tools,
         disk=disk.ensure_disk(REPO_ROOT / "disk-image", tools, jobs),
         kernels={v: kernel.ensure_kernel(REPO_ROOT / "kernel-patches", v, jobs)

@@ -447,6 +447,9 @@ def test_an_empty_cache_lists_exactly_the_builds_the_runs_need(
     assert missing[0].startswith("gem5")
     assert missing[-1].endswith("kernel variant(s), about 6 min each from cold: "
                                 "baseline, swpan-batched")
+    # QEMU reference runs need the guest only.
+    assert not any(m.startswith("gem5")
+                   for m in simulate.builds_to_make(["baseline"], simulator=False))
     assert not list(tmp_path.iterdir()) or all(p.name != "kernel" for p in tmp_path.iterdir())
 
 
