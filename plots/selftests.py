@@ -1,6 +1,7 @@
 """Tables: verdict of every kernel selftest run in the guest, per CPU model.
 
-Reads results/poe-selftests.csv, results/mte-selftests.csv, results/kasan.csv
+Reads results/poe-selftests.csv, results/mte-selftests.csv,
+results/hardening-selftests.csv (pauth, BTI), results/kasan.csv
 and results/kasan-boot.csv (whichever exist), and results/<name>-qemu.csv when
 the same tests also ran on QEMU; writes plots/out/<name>.md with one row per test
 and one column per CPU (atomic, or the O3 core model, then QEMU), each cell
@@ -16,7 +17,7 @@ import pandas as pd
 
 from plots import style
 
-EXPERIMENTS = ("poe-selftests", "mte-selftests", "kasan", "kasan-boot")
+EXPERIMENTS = ("poe-selftests", "mte-selftests", "hardening-selftests", "kasan", "kasan-boot")
 
 
 def cell(run: pd.DataFrame) -> str:
