@@ -211,6 +211,8 @@ def prepare_variant(root: Path, patch_root: Path, variant: str,
     """Patched source and configured object directory for one variant."""
     work = root / "kernel" / "trees" / variant
     src, objdir = work / "src", work / "obj"
+    log.info("kernel %s: bringing %s in line with the pristine source by content "
+             "(minutes on a first build or after a long pause)", variant, src)
     sync_tree(pristine_tree(root, source), src)
     apply_series(src, read_series(variant_dir(patch_root, variant)), f"kernel {variant}")
     env = make_env(root)
