@@ -206,11 +206,37 @@ def check_config(objdir: Path, requested: dict[str, str], variant: str) -> None:
                            "(missing dependencies?): " + ", ".join(dropped))
 
 
+# A build stopped without warning (SIGKILL, a machine that goes away) leaves the
+# files it was writing truncated but newer than their sources, so make would
+# take them as built: a half-written ``.o.cmd`` stops the next make with a
+# parse error, a half-written object fails at link time or not at all. Those
+# files are the object directory's newest; discarding everything written in
+# the last minutes of the earlier build costs a few recompiles.
+INTERRUPTED_WRITE_SECONDS = 120.0
+
+
+def discard_last_writes(objdir: Path, variant: str) -> None:
+    """Delete what the previous build in ``objdir`` wrote in its last minutes."""
+    if not objdir.is_dir():
+        return
+    files = [(p, p.lstat().st_mtime) for p in objdir.rglob("*")
+             if p.is_file() and not p.is_symlink()]
+    if not files:
+        return
+    newest = max(mtime for _, mtime in files)
+    recent = [p for p, mtime in files if mtime >= newest - INTERRUPTED_WRITE_SECONDS]
+    log.info("kernel %s: rebuilding the %d files the previous build wrote last "
+             "(they may be half-written if it was stopped)", variant, len(recent))
+    for path in recent:
+        path.unlink()
+
+
 def prepare_variant(root: Path, patch_root: Path, variant: str,
                     source: KernelSource) -> tuple[Path, Path, dict[str, str]]:
     """Patched source and configured object directory for one variant."""
     work = root / "kernel" / "trees" / variant
     src, objdir = work / "src", work / "obj"
+    discard_last_writes(objdir, variant)
     log.info("kernel %s: bringing %s in line with the pristine source by content "
              "(minutes on a first build or after a long pause)", variant, src)
     sync_tree(pristine_tree(root, source), src)

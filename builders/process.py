@@ -42,6 +42,9 @@ def run_streaming(cmd: list[str], cwd: Path | None = None, label: str = "",
     # SCons is Python: without this its output reaches us in 4 KiB bursts.
     env = {**(env or os.environ), "PYTHONUNBUFFERED": "1"}
     tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
+    # With -j, the line that says why a build failed is often followed by
+    # many lines of the other jobs; keep make's and the compiler's error lines.
+    errors: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
     started = last = time.monotonic()
     lines = 0
     sink = log_file.open("w") if log_file else None
@@ -52,6 +55,8 @@ def run_streaming(cmd: list[str], cwd: Path | None = None, label: str = "",
             for line in proc.stdout:
                 lines += 1
                 tail.append(line.rstrip("\n"))
+                if "***" in line or "error:" in line.lower():
+                    errors.append(line.rstrip("\n"))
                 if sink:
                     sink.write(line)
                 now = time.monotonic()
@@ -64,6 +69,8 @@ def run_streaming(cmd: list[str], cwd: Path | None = None, label: str = "",
         if sink:
             sink.close()
     if code != 0:
-        raise CommandFailed(f"[{label}] {' '.join(cmd)} failed ({code}); last output:\n"
-                            + "\n".join(tail))
+        found = [e for e in errors if e not in tail]
+        raise CommandFailed(f"[{label}] {' '.join(cmd)} failed ({code}); "
+                            + (("error lines:\n" + "\n".join(found) + "\n") if found else "")
+                            + "last output:\n" + "\n".join(tail))
     log.info("[%s] done in %.1f min", label, (time.monotonic() - started) / 60)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from builders import kernel
+from builders import kernel, process
 
 KERNEL_PATCHES = Path(__file__).resolve().parent.parent / "kernel-patches"
 
@@ -43,3 +44,25 @@ def test_fragments_merge_without_dropped_options(variant: str, tmp_path: Path) -
     for feature in ("CONFIG_ARM64_PAN", "CONFIG_ARM64_PTR_AUTH_KERNEL", "CONFIG_ARM64_MTE",
                     "CONFIG_ARM64_POE"):
         assert final.get(feature, "n") == requested.get(feature, "y"), feature
+
+
+def test_a_resumed_build_rebuilds_what_the_stopped_one_wrote_last(tmp_path: Path) -> None:
+    """A killed build's newest files may be half-written; older ones are kept."""
+    objdir = tmp_path / "obj"
+    (objdir / "drivers").mkdir(parents=True)
+    done, half_written = objdir / "init.o", objdir / "drivers" / ".bus.o.cmd"
+    done.write_text("complete")
+    half_written.write_text("cmd_drivers/bus.o := $(wildcard")
+    stopped_at = 1_700_000_000.0
+    os.utime(done, (stopped_at - 3600, stopped_at - 3600))
+    os.utime(half_written, (stopped_at, stopped_at))
+    kernel.discard_last_writes(objdir, "baseline")
+    assert done.exists() and not half_written.exists()
+    kernel.discard_last_writes(tmp_path / "never-built", "baseline")
+
+
+def test_a_failed_parallel_build_names_its_error_line_even_when_it_scrolled_away() -> None:
+    script = ("echo 'drivers/amba/.bus.o.cmd:5: *** unterminated call.  Stop.'; "
+              "for i in $(seq 100); do echo \"  CC      net/core/x$i.o\"; done; exit 2")
+    with pytest.raises(process.CommandFailed, match=r"error lines:\n.*\*\*\* unterminated"):
+        process.run_streaming(["bash", "-c", script], label="kernel test")
