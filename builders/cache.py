@@ -40,6 +40,17 @@ def cache_root() -> Path:
     return Path(configured).expanduser().resolve() if configured else DEFAULT_CACHE
 
 
+# Compiled objects of gem5 and of every kernel variant share one ccache: a
+# gem5 build is about 3 GiB of it, a kernel about 0.3 GiB.
+CCACHE_MAXSIZE = "20G"
+
+
+def ccache_env(root: Path, basedir: Path) -> dict[str, str]:
+    """ccache settings for a build under ``basedir`` (paths below it hash relative)."""
+    return {"CCACHE_DIR": str(root / "ccache"), "CCACHE_BASEDIR": str(basedir),
+            "CCACHE_MAXSIZE": CCACHE_MAXSIZE}
+
+
 def file_digest(path: Path) -> str:
     """sha256 of a file's bytes."""
     digest = hashlib.sha256()

@@ -152,11 +152,27 @@ def python_config() -> str:
     return str(system) if system.exists() else "python3-config"
 
 
+# Debian's ccache package puts gcc/g++ wrappers here; first on PATH, they make
+# every compile of gem5 go through ccache.
+CCACHE_WRAPPERS = Path("/usr/lib/ccache")
+
+
 def scons_env() -> dict[str, str]:
     """gem5's SConstruct reads PYTHON_CONFIG from the environment only: a
     command-line ``PYTHON_CONFIG=`` is ignored and the first python3-config on
-    PATH (a pyenv one, say) would be embedded instead."""
-    return {**os.environ, "PYTHON_CONFIG": python_config()}
+    PATH (a pyenv one, say) would be embedded instead.
+
+    Compiles go through ccache where it is installed: SCons records what it
+    built only when it exits, so a build stopped outright (a session that ends,
+    SIGKILL) would otherwise compile everything again; with ccache the next
+    build finds those objects in the cache.
+    """
+    env = {**os.environ, "PYTHON_CONFIG": python_config()}
+    if (CCACHE_WRAPPERS / "g++").exists():
+        root = cache.cache_root()
+        env.update(cache.ccache_env(root, root / "gem5"))
+        env["PATH"] = f"{CCACHE_WRAPPERS}:{env.get('PATH', '')}"
+    return env
 
 
 def build_gem5(src: Path, options: Gem5BuildOptions, jobs: int) -> Path:

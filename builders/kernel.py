@@ -188,8 +188,7 @@ def make_env(root: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(REPRODUCIBLE_ENV)
     env.update({"ARCH": "arm64", "CROSS_COMPILE": CROSS_COMPILE,
-                "CCACHE_DIR": str(root / "ccache"), "CCACHE_BASEDIR": str(root / "kernel"),
-                "CCACHE_MAXSIZE": "5G"})
+                **cache.ccache_env(root, root / "kernel")})
     return env
 
 
