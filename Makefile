@@ -93,7 +93,7 @@ sweep: venv
 # virt,mte=on -cpu max), to set gem5's verdicts beside an independent
 # implementation's.
 qemu-reference: venv
-	@$(PY) -m experiments.qemu_reference mte-selftests kasan-boot
+	@$(PY) -m experiments.qemu_reference mte-selftests kasan-boot hardening-selftests
 
 figures: venv
 	@$(PY) -m plots.all $(FIGURES)
