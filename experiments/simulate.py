@@ -139,8 +139,9 @@ def builds_to_make(variants: Sequence[str], simulator: bool = True) -> list[str]
     kernels = [v for v in variants
                if not kernel.kernel_entry(REPO_ROOT / "kernel-patches", v).exists()]
     if kernels:
-        missing.append(f"{len(kernels)} kernel variant(s), 5-20 min each on 2 cores (20 without "
-                       "ccache hits, as for a variant that changes a widely included header): "
+        missing.append(f"{len(kernels)} kernel variant(s), 5-25 min each on 2 cores (20-25 "
+                       "without ccache hits, as for a variant that changes a widely included "
+                       "header): "
                        + ", ".join(kernels))
     return missing
 
