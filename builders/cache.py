@@ -41,7 +41,7 @@ def cache_root() -> Path:
 
 
 # Compiled objects of gem5 and of every kernel variant share one ccache. It
-# held 0.76 GiB after ten kernel builds and about a fifth of a gem5 build; the
+# held 0.76 GiB after nine kernel builds and about a fifth of a gem5 build; the
 # limit leaves room for whole gem5 builds beside every kernel variant.
 CCACHE_MAXSIZE = "20G"
 
