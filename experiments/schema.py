@@ -81,7 +81,7 @@ WORKLOAD: dict[str, Type] = {
 WORKLOAD_REQUIRED = ("name", "args")
 EXCLUDE: dict[str, Type] = {
     "cpu": STRING, "core": STRING, "variant": STRING, "workload": STRING, "params": STRINGS,
-    "kernel_args": STRINGS,
+    "kernel_args": STRINGS, "features": STRING,
 }
 
 

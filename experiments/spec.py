@@ -144,7 +144,7 @@ def _exclusion(entry: dict[str, Any]) -> dict[str, str]:
 def _matches(run: RunSpec, exclusion: dict[str, str]) -> bool:
     values = {"cpu": run.cpu, "core": run.core, "variant": run.variant,
               "workload": run.workload.name, "params": " ".join(run.params),
-              "kernel_args": " ".join(run.kernel_args)}
+              "kernel_args": " ".join(run.kernel_args), "features": ",".join(run.features)}
     return all(values[k] == v for k, v in exclusion.items())
 
 
@@ -235,6 +235,13 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
     # Kernel command lines: each boots (and checkpoints) separately.
     cmdlines = [tuple(c) for c in matrix.get("kernel_args", [[]])]
     excludes = [_exclusion(e) for e in data.get("exclude", [])]
+    # A feature set is matched as parsed ("pan,pac" is "pac,pan").
+    for exclusion in excludes:
+        if "features" in exclusion:
+            try:
+                exclusion["features"] = ",".join(catalog.parse_features(exclusion["features"]))
+            except catalog.UnknownName as err:
+                raise BadExperiment(f"{path}: [[exclude]]: {err}") from err
     max_ms = float(data.get("max_ms", 1000.0))
     if not (math.isfinite(max_ms) and max_ms > 0):
         raise BadExperiment(f"{path}: 'max_ms' must be a positive number of guest "
@@ -248,7 +255,8 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
     names_of = {"cpu": cpus, "core": matrix["cores"], "variant": matrix["variants"],
                 "workload": [w.name for w in workloads],
                 "params": [" ".join(p) for p in param_sets],
-                "kernel_args": [" ".join(c) for c in cmdlines]}
+                "kernel_args": [" ".join(c) for c in cmdlines],
+                "features": [",".join(f) for f in feature_sets]}
     for number, exclusion in enumerate(excludes, start=1):
         for key, value in exclusion.items():
             if value not in names_of[key]:

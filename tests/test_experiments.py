@@ -63,6 +63,15 @@ def test_exclude_by_kernel_command_line(tmp_path: Path) -> None:
         ("baseline", ()), ("swpan-batched", ("arm64.nopan",))}
 
 
+def test_exclude_by_feature_set(tmp_path: Path) -> None:
+    # Written in another order than the matrix's entry: still the same set.
+    text = GOOD + '[[exclude]]\nfeatures = "pac,pan"\n[[exclude]]\nfeatures = ""\n'
+    runs = spec.load("probe", _write(tmp_path, text)).runs
+    assert {r.features for r in runs} == {("pan",)}
+    with pytest.raises(spec.BadExperiment, match="features 'mte' is not in the experiment"):
+        spec.load("probe", _write(tmp_path, GOOD + '[[exclude]]\nfeatures = "mte"\n'))
+
+
 def test_exclude_with_unknown_key_fails(tmp_path: Path) -> None:
     with pytest.raises(spec.BadExperiment, match="cpu, core, variant, workload"):
         spec.load("probe", _write(tmp_path, GOOD + '[[exclude]]\nkernel = "x"\n'))

@@ -1,0 +1,246 @@
+/*
+ * What page-table-heavy memory operations cost (claim C2: page-table pages
+ * protected by a kernel protection key, every page-table write bracketed by
+ * POR_EL1 switches).
+ *
+ *   pgtable_bench fork|munmap|spawn 4k|64k MIB ROUNDS
+ *
+ * fork and munmap first build the populated anonymous memory they work on,
+ * so that the measured region holds no page faults of their set-up.
+ *
+ * "fork": one mapping of MIB MiB; the region holds ROUNDS fork() calls, each
+ * copying the mapping's page tables (write-protecting the parent's entries and
+ * writing the child's). Each child blocks on a pipe at once and is released
+ * and reaped after the region, so the region holds no teardown.
+ *
+ * "munmap": ROUNDS mappings of MIB MiB each; the region holds ROUNDS
+ * munmap() calls, each clearing the mapping's entries, freeing its pages and
+ * its page-table pages.
+ *
+ * "spawn" is a kernel build's shape in small: the region holds ROUNDS
+ * process lives one after the other, each a fork, an exec of this program
+ * (from /proc/self/exe) as a helper that populates MIB MiB and exits, and
+ * the reap; page tables are built, copied and freed as compiler runs do.
+ * One life runs before the region, so the measured ones find the program
+ * in the page cache.
+ *
+ * 4k maps the memory with small folios, one per 4 KiB page (no THP of any
+ * size); 64k with 64 KiB folios and no other size (multi-size THP), still
+ * mapped by page entries (arm64 folds each folio's 16 into one contiguous
+ * block). A 2 MiB THP, mapped by a single block entry, would leave next to
+ * no page table to copy or clear. The folio setting needs root; the program
+ * fails if the kernel lacks it, and prints how many 64 KiB folios the kernel
+ * allocated while the memory was populated, so a run shows which it measured.
+ * ops= counts the forks, munmaps or lives.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define THP_DIR "/sys/kernel/mm/transparent_hugepage"
+#define MTHP_64K THP_DIR "/hugepages-64kB"
+#define FOLIO_64K (64UL << 10)
+#define PMD_SIZE_ (2UL << 20)
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+static int write_setting(const char *path, const char *value)
+{
+	FILE *f = fopen(path, "w");
+	int ok = f && fputs(value, f) >= 0;
+
+	if (f && fclose(f))
+		ok = 0;
+	return ok;
+}
+
+/*
+ * Every THP size "never", except "hugepages-64kB" when keep_64k is set,
+ * which becomes "always". Sizes anonymous memory cannot use refuse writes;
+ * only the 64 KiB setting must take.
+ */
+static int set_folio_sizes(int keep_64k)
+{
+	char path[300];
+	struct dirent *e;
+	DIR *d = opendir(THP_DIR);
+
+	if (!d) {
+		fprintf(stderr, "pgtable_bench: %s: %s\n", THP_DIR, strerror(errno));
+		return 0;
+	}
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "hugepages-", 10))
+			continue;
+		if (keep_64k && !strcmp(e->d_name, "hugepages-64kB"))
+			continue;
+		snprintf(path, sizeof(path), THP_DIR "/%s/enabled", e->d_name);
+		write_setting(path, "never");
+	}
+	closedir(d);
+	if (keep_64k && !write_setting(MTHP_64K "/enabled", "always")) {
+		fprintf(stderr, "pgtable_bench: cannot enable 64 KiB folios (%s/enabled): %s\n",
+			MTHP_64K, strerror(errno));
+		return 0;
+	}
+	return 1;
+}
+
+static long folios_64k_allocated(void)
+{
+	long value = -1;
+	FILE *f = fopen(MTHP_64K "/stats/anon_fault_alloc", "r");
+
+	if (f) {
+		if (fscanf(f, "%ld", &value) != 1)
+			value = -1;
+		fclose(f);
+	}
+	return value;
+}
+
+/*
+ * MIB MiB of populated anonymous memory aligned to 2 MiB (whole page-table
+ * pages, the same layout in every run). Populating faults the memory in
+ * through the same allocation path as touching it, so 64 KiB folios come as
+ * they would on first touch, in far fewer instructions.
+ */
+static char *map_populated(unsigned long mib)
+{
+	return bench_map(mib << 20, PMD_SIZE_, MADV_NORMAL);
+}
+
+static void reap(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "pgtable_bench: child %d failed\n", pid);
+		exit(1);
+	}
+}
+
+static void run_fork(unsigned long mib, unsigned long rounds)
+{
+	pid_t *children = calloc(rounds, sizeof(*children));
+	int release[2];
+	char byte;
+
+	if (!children)
+		die("calloc");
+	map_populated(mib);
+	if (pipe(release))
+		die("pipe");
+	bench_region_begin();
+	for (unsigned long i = 0; i < rounds; i++) {
+		children[i] = fork();
+		if (children[i] < 0)
+			die("fork");
+		if (children[i] == 0) {
+			close(release[1]);
+			/* Returns 0 once the parent closes its end. */
+			if (read(release[0], &byte, 1) < 0)
+				_exit(1);
+			_exit(0);
+		}
+	}
+	bench_region_end();
+	close(release[1]);
+	for (unsigned long i = 0; i < rounds; i++)
+		reap(children[i]);
+	free(children);
+}
+
+static void run_munmap(unsigned long mib, unsigned long rounds)
+{
+	char **maps = calloc(rounds, sizeof(*maps));
+
+	if (!maps)
+		die("calloc");
+	for (unsigned long i = 0; i < rounds; i++)
+		maps[i] = map_populated(mib);
+	bench_region_begin();
+	for (unsigned long i = 0; i < rounds; i++)
+		if (munmap(maps[i], mib << 20))
+			die("munmap");
+	bench_region_end();
+	free(maps);
+}
+
+static void spawn_one(const char *mib_text)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		execl("/proc/self/exe", "pgtable_bench", "helper", mib_text, (char *)NULL);
+		_exit(127);
+	}
+	reap(pid);
+}
+
+static void run_spawn(const char *mib_text, unsigned long rounds)
+{
+	spawn_one(mib_text);
+	bench_region_begin();
+	for (unsigned long i = 0; i < rounds; i++)
+		spawn_one(mib_text);
+	bench_region_end();
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long mib, rounds, mappings;
+	long folios_before;
+	int use_64k;
+
+	/* The exec'd life of "spawn": its folio setting is the parent's. */
+	if (argc == 3 && !strcmp(argv[1], "helper")) {
+		map_populated(bench_count(argv[2], "MiB"));
+		return 0;
+	}
+	if (argc != 5 || (strcmp(argv[2], "4k") && strcmp(argv[2], "64k"))) {
+		fprintf(stderr, "usage: pgtable_bench fork|munmap|spawn 4k|64k MIB ROUNDS\n");
+		return 2;
+	}
+	use_64k = !strcmp(argv[2], "64k");
+	mib = bench_count(argv[3], "MiB");
+	rounds = bench_count(argv[4], "rounds");
+	if (!mib || !rounds) {
+		fprintf(stderr, "pgtable_bench: MIB and ROUNDS must be positive\n");
+		return 2;
+	}
+	if (!set_folio_sizes(use_64k))
+		return 1;
+	folios_before = folios_64k_allocated();
+	/* Mappings populated: spawn's warm-up life is one of them. */
+	if (!strcmp(argv[1], "fork")) {
+		mappings = 1;
+		run_fork(mib, rounds);
+	} else if (!strcmp(argv[1], "munmap")) {
+		mappings = rounds;
+		run_munmap(mib, rounds);
+	} else if (!strcmp(argv[1], "spawn")) {
+		mappings = rounds + 1;
+		run_spawn(argv[3], rounds);
+	} else {
+		fprintf(stderr, "pgtable_bench: unknown mode '%s' (fork, munmap, spawn)\n",
+			argv[1]);
+		return 2;
+	}
+	printf("pgtable_bench mode=%s folio=%s mib=%lu folios_64k=%ld of %lu ops=%lu\n",
+	       argv[1], argv[2], mib,
+	       folios_before < 0 ? -1 : folios_64k_allocated() - folios_before,
+	       use_64k ? mappings * ((mib << 20) / FOLIO_64K) : 0, rounds);
+	return 0;
+}
