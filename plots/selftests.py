@@ -1,12 +1,15 @@
 """Tables: verdict of every kernel selftest run in the guest, per CPU model.
 
 Reads results/poe-selftests.csv, results/mte-selftests.csv,
-results/hardening-selftests.csv (pauth, BTI), results/kasan.csv
-and results/kasan-boot.csv (whichever exist), and results/<name>-qemu.csv when
+results/hardening-selftests.csv (pauth, BTI), results/kpkeys-selftests.csv
+(page tables protected by kpkeys), results/kasan.csv and results/kasan-boot.csv
+(whichever exist), and results/<name>-qemu.csv when
 the same tests also ran on QEMU; writes plots/out/<name>.md with one row per test
 and one column per CPU (atomic, or the O3 core model, then QEMU), each cell
 the verdict and the subtest counts (passed/failed/skipped), or, for repeated
-QEMU boots, how many passed and which subtests failed how often.
+QEMU boots, how many passed and which subtests failed how often. Where an
+experiment runs several kernel variants or CPU feature sets, each is a row of
+its own.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ import pandas as pd
 
 from plots import style
 
-EXPERIMENTS = ("poe-selftests", "mte-selftests", "hardening-selftests", "kasan", "kasan-boot")
+EXPERIMENTS = ("poe-selftests", "mte-selftests", "hardening-selftests", "kpkeys-selftests",
+               "kasan", "kasan-boot")
 
 
 def cell(run: pd.DataFrame) -> str:
@@ -50,9 +54,13 @@ def table(frame: pd.DataFrame, qemu: pd.DataFrame | None = None) -> str:
             + (f" {r['kernel_args']}" if r.get("kernel_args") else ""), axis=1))
         columns += sorted(qemu["where"].unique())
         frame = pd.concat([frame, qemu], ignore_index=True)
+    by_kernel = frame["variant"].nunique() > 1 or frame["features"].nunique() > 1
+    frame = frame.assign(test=frame.apply(
+        lambda r: f"{r['workload']} ({r['variant']}, {r['features']})" if by_kernel
+        else r["workload"], axis=1))
     lines = ["| selftest | " + " | ".join(columns) + " |",
              "|---|" + "---|" * len(columns)]
-    for workload, runs in frame.groupby("workload", sort=True):
+    for workload, runs in frame.groupby("test", sort=True):
         cells = []
         for where in columns:
             run = runs[runs["where"] == where]
