@@ -91,7 +91,7 @@ def table(frame: pd.DataFrame) -> str:
 
 def main() -> None:
     frame = style.load_results("c2-kpkeys")
-    fig, ax = style.figure(width=style.FULL_WIDTH_IN, height=2.4)
+    fig, ax = style.figure(height=2.4)
     width = 0.8 / len(ARMS)
     for i, (variant, label, features) in enumerate(ARMS):
         spreads = [overhead(frame, variant, features, w) for w, _ in WORKLOADS]
@@ -103,12 +103,12 @@ def main() -> None:
     ax.axhline(0, color="black", linewidth=0.5)
     ax.set_xticks(range(len(WORKLOADS)), [title for _, title in WORKLOADS])
     ax.set_ylabel("time per operation vs.\nkpkeys-base (% more)")
-    fig.subplots_adjust(top=0.82)
-    style.legend_on_top(fig, ax, len(ARMS))
-    style.add_note(fig, "Neoverse-V1 model; POE arms on a what-if V1 with FEAT_S1POE, mock "
-                   "arms (CONTEXTIDR_EL1 for POR_EL1) on V1 without, each against "
-                   "kpkeys-base on the same CPU. The published work gives the shape only: "
-                   "no hardware numbers to draw beside these.", frame, below=-0.12)
+    fig.subplots_adjust(top=0.78)
+    style.legend_on_top(fig, ax, 2)
+    style.add_note(fig, "Neoverse-V1 model; POE arms on a what-if V1 with FEAT_S1POE, mock\n"
+                   "arms (CONTEXTIDR_EL1 for POR_EL1) on V1 without, each against\n"
+                   "kpkeys-base on the same CPU. The published work gives the shape\n"
+                   "only: no hardware numbers to draw beside these.", frame, below=-0.2)
     style.publish(fig, "c2_kpkeys", table(frame))
 
 
