@@ -15,7 +15,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILD := $(PY) -m builders -j $(JOBS)
 
-.PHONY: all deps venv gem5 kernel kernels disk experiments compare sweep qemu-reference figures test
+.PHONY: all deps venv gem5 kernel kernels disk initramfs experiments compare sweep qemu-reference figures test
 
 # The quick experiment set; EXPERIMENTS=all runs every experiment. make figures
 # draws every figure whose results exist (FIGURES="a b" only those).
@@ -49,6 +49,10 @@ kernels: venv
 
 disk: venv
 	@$(BUILD) disk
+
+# The 32-bit Arm initramfs of claim C3's QEMU runs (make qemu-reference builds it too).
+initramfs: venv
+	@$(BUILD) initramfs
 
 test: venv
 	@$(PY) -m pytest -q
