@@ -15,7 +15,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILD := $(PY) -m builders -j $(JOBS)
 
-.PHONY: all deps venv gem5 kernel kernels disk experiments compare sweep qemu-reference figures test
+.PHONY: all deps venv gem5 kernel kernels disk initramfs experiments compare sweep qemu-reference figures test
 
 # The quick experiment set; EXPERIMENTS=all runs every experiment. make figures
 # draws every figure whose results exist (FIGURES="a b" only those).
@@ -49,6 +49,10 @@ kernels: venv
 
 disk: venv
 	@$(BUILD) disk
+
+# The 32-bit Arm initramfs of claim C3's QEMU runs (make qemu-reference builds it too).
+initramfs: venv
+	@$(BUILD) initramfs
 
 test: venv
 	@$(PY) -m pytest -q
@@ -91,9 +95,11 @@ sweep: venv
 
 # The MTE selftests and the KASAN boots once more on QEMU (-machine
 # virt,mte=on -cpu max), to set gem5's verdicts beside an independent
-# implementation's.
+# implementation's; and claim C3's getppid() loop on 32-bit Arm with software
+# PAN off and on, on QEMU's vexpress-a15 as published (about an hour).
 qemu-reference: venv
 	@$(PY) -m experiments.qemu_reference mte-selftests kasan-boot hardening-selftests
+	@$(PY) -m experiments.qemu_arm32
 
 figures: venv
 	@$(PY) -m plots.all $(FIGURES)

@@ -1,4 +1,4 @@
-"""Command line for the builders: ``python -m builders {gem5,kernel,disk} ...``."""
+"""Command line for the builders: ``python -m builders {gem5,kernel,disk,initramfs} ...``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from builders import disk, gem5, kernel
+from builders import disk, gem5, initramfs, kernel
 from builders.process import CommandFailed
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     k = sub.add_parser("kernel", help="build one or more kernel variants")
     k.add_argument("variants", nargs="*", help="variant names (default: all)")
     sub.add_parser("disk", help="build the guest disk image")
+    sub.add_parser("initramfs", help="build the 32-bit Arm initramfs (claim C3 on QEMU)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
@@ -41,6 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.what == "disk":
             tools = gem5.ensure_tools(REPO_ROOT / "gem5-patches", args.jobs)
             print(disk.ensure_disk(REPO_ROOT / "disk-image", tools, args.jobs).path / disk.IMAGE_NAME)
+        elif args.what == "initramfs":
+            print(initramfs.ensure_initramfs(REPO_ROOT / "disk-image").path / initramfs.IMAGE_NAME)
     except (CommandFailed, RuntimeError, FileNotFoundError) as err:
         logging.error("%s", err)
         return 1

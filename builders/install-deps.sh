@@ -10,6 +10,8 @@ PACKAGES=(
 	python3-venv pkg-config git
 	# cross toolchain for the kernel, m5, bootloaders and guest programs
 	gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
+	# 32-bit Arm kernels and their initramfs (claim C3 on QEMU vexpress-a15)
+	gcc-arm-linux-gnueabihf
 	# kernel build
 	bc flex bison libssl-dev libelf-dev cpio kmod ccache rsync patch xz-utils
 	linux-source-6.12

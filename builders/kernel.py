@@ -1,14 +1,17 @@
 """Build Linux 6.12 kernel variants for the simulated machine.
 
 A variant is a folder ``kernel-patches/<variant>/`` holding ``series`` (patches
-applied in order) and ``config`` (a Kconfig fragment). Its kernel is the shared
-``kernel-patches/base.config`` plus that fragment merged onto ``allnoconfig``
-with the kernel's own ``merge_config.sh``, cross-compiled with ccache.
+applied in order) and ``config`` (a Kconfig fragment), and optionally ``arch``
+naming its architecture (``arm`` for 32-bit Arm; arm64 without it). Its kernel
+is its architecture's base fragment (``kernel-patches/base.config`` for arm64)
+plus that fragment merged onto ``allnoconfig`` with the kernel's own
+``merge_config.sh``, cross-compiled with ccache.
 
 Each variant keeps its own patched source tree and object directory in the
 cache, so building one variant never invalidates another, and a patch change
 recompiles only what it touches. Finished ``Image``/``vmlinux`` land in a
-content-addressed entry keyed by source, patches, config fragments and compiler.
+content-addressed entry keyed by source, patches, config fragments, compiler and
+(for every architecture but arm64) the architecture.
 """
 
 from __future__ import annotations
@@ -33,7 +36,6 @@ DEBIAN_TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 DEBIAN_PACKAGE = "linux-source-6.12"
 TARBALL_URL_ENV = "LINUX_TARBALL_URL"
 TARBALL_SHA_ENV = "LINUX_TARBALL_SHA256"
-CROSS_COMPILE = "aarch64-linux-gnu-"
 RECIPE_VERSION = 1
 # Fixed build identity so that rebuilding the same inputs gives the same Image
 # and ccache can hit across variants.
@@ -48,6 +50,34 @@ UNSET_LINE = re.compile(r"^# (CONFIG_[A-Za-z0-9_]+) is not set$")
 
 class UnknownVariant(ValueError):
     pass
+
+
+@dataclass(frozen=True)
+class Arch:
+    """How kbuild makes a kernel for one architecture, and what of it is kept."""
+
+    name: str
+    cross_compile: str
+    base_config: str
+    # Cache entry file name -> path below the object directory.
+    outputs: tuple[tuple[str, str], ...]
+    # kbuild targets besides vmlinux.
+    targets: tuple[str, ...]
+
+
+ARCH_FILE = "arch"
+DEFAULT_ARCH = "arm64"
+ARCHES = {
+    "arm64": Arch("arm64", "aarch64-linux-gnu-", "base.config",
+                  (("Image", "arch/arm64/boot/Image"),), ("Image",)),
+    # QEMU's vexpress-a15 machine boots a zImage with the Cortex-A15 CoreTile's
+    # device tree.
+    "arm": Arch("arm", "arm-linux-gnueabihf-", "base-arm.config",
+                (("zImage", "arch/arm/boot/zImage"),
+                 ("vexpress-v2p-ca15-tc1.dtb",
+                  "arch/arm/boot/dts/arm/vexpress-v2p-ca15-tc1.dtb")),
+                ("zImage", "arm/vexpress-v2p-ca15-tc1.dtb")),
+}
 
 
 @dataclass(frozen=True)
@@ -69,6 +99,16 @@ def variant_dir(patch_root: Path, variant: str) -> Path:
         raise UnknownVariant(f"unknown kernel variant '{variant}'; valid variants: "
                              + ", ".join(known))
     return patch_root / variant
+
+
+def variant_arch(patch_root: Path, variant: str) -> Arch:
+    """The architecture a variant declares in its ``arch`` file (arm64 without one)."""
+    declared = variant_dir(patch_root, variant) / ARCH_FILE
+    name = declared.read_text().strip() if declared.is_file() else DEFAULT_ARCH
+    if name not in ARCHES:
+        raise UnknownVariant(f"kernel variant {variant}: unknown architecture '{name}' in "
+                             f"{declared}; valid: " + ", ".join(sorted(ARCHES)))
+    return ARCHES[name]
 
 
 def locate_source(root: Path) -> KernelSource:
@@ -99,8 +139,8 @@ def locate_source(root: Path) -> KernelSource:
                                          "version": version})
 
 
-def compiler_identity() -> str:
-    return run([f"{CROSS_COMPILE}gcc", "--version"]).splitlines()[0]
+def compiler_identity(arch: Arch) -> str:
+    return run([f"{arch.cross_compile}gcc", "--version"]).splitlines()[0]
 
 
 def parse_config(text: str) -> dict[str, str]:
@@ -126,7 +166,8 @@ def dropped_options(requested: dict[str, str], final: dict[str, str]) -> list[st
 
 
 def fragments(patch_root: Path, variant: str) -> list[Path]:
-    return [patch_root / "base.config", variant_dir(patch_root, variant) / "config"]
+    return [patch_root / variant_arch(patch_root, variant).base_config,
+            variant_dir(patch_root, variant) / "config"]
 
 
 def requested_config(patch_root: Path, variant: str) -> dict[str, str]:
@@ -138,15 +179,22 @@ def requested_config(patch_root: Path, variant: str) -> dict[str, str]:
 
 def build_inputs(patch_root: Path, variant: str, source: KernelSource) -> dict[str, object]:
     directory = variant_dir(patch_root, variant)
-    return {
+    arch = variant_arch(patch_root, variant)
+    inputs: dict[str, object] = {
         "variant": variant,
         "source": source.identity,
         "patches": [[p.name, p.digest()] for p in read_series(directory)],
         "config_fragments": [[f.name, cache.file_digest(f)]
                              for f in fragments(patch_root, variant)],
-        "compiler": compiler_identity(),
+        "compiler": compiler_identity(arch),
         "recipe": RECIPE_VERSION,
     }
+    # arm64 kernels were cached before variants had an architecture: leaving it
+    # out for them keeps their keys, and so every cached kernel, boot
+    # checkpoint and simulation made from them.
+    if arch.name != DEFAULT_ARCH:
+        inputs["arch"] = arch.name
+    return inputs
 
 
 def pristine_path(root: Path, source: KernelSource) -> Path:
@@ -184,10 +232,10 @@ def sync_tree(pristine: Path, src: Path) -> None:
          f"{pristine}/", f"{src}/"])
 
 
-def make_env(root: Path) -> dict[str, str]:
+def make_env(root: Path, arch: Arch) -> dict[str, str]:
     env = dict(os.environ)
     env.update(REPRODUCIBLE_ENV)
-    env.update({"ARCH": "arm64", "CROSS_COMPILE": CROSS_COMPILE,
+    env.update({"ARCH": arch.name, "CROSS_COMPILE": arch.cross_compile,
                 **cache.ccache_env(root, root / "kernel")})
     return env
 
@@ -240,7 +288,7 @@ def prepare_variant(root: Path, patch_root: Path, variant: str,
              "(minutes on a first build or after a long pause)", variant, src)
     sync_tree(pristine_tree(root, source), src)
     apply_series(src, read_series(variant_dir(patch_root, variant)), f"kernel {variant}")
-    env = make_env(root)
+    env = make_env(root, variant_arch(patch_root, variant))
     merge_config(src, objdir, fragments(patch_root, variant), env)
     check_config(objdir, requested_config(patch_root, variant), variant)
     return src, objdir, env
@@ -257,7 +305,8 @@ def merged_config(patch_root: Path, variant: str, scratch: Path) -> dict[str, st
     src, objdir = scratch / "src", scratch / "obj"
     run(["cp", "-al", str(pristine), str(src)])
     apply_series(src, read_series(variant_dir(patch_root, variant)), f"kernel {variant}")
-    merge_config(src, objdir, fragments(patch_root, variant), make_env(root))
+    merge_config(src, objdir, fragments(patch_root, variant),
+                 make_env(root, variant_arch(patch_root, variant)))
     return parse_config((objdir / ".config").read_text())
 
 
@@ -280,15 +329,14 @@ def ensure_kernel(patch_root: Path, variant: str, jobs: int) -> cache.Entry:
         if entry.exists():
             return entry
         src, objdir, env = prepare_variant(root, patch_root, variant, source)
-        log.info("building kernel %s with -j%d", variant, jobs)
+        arch = variant_arch(patch_root, variant)
+        log.info("building kernel %s (%s) with -j%d", variant, arch.name, jobs)
         run_streaming(["make", "-C", str(src), f"O={objdir}", f"-j{jobs}",
-                       f"CC=ccache {CROSS_COMPILE}gcc", "Image", "vmlinux"],
+                       f"CC=ccache {arch.cross_compile}gcc", *arch.targets, "vmlinux"],
                       env=env, label=f"kernel {variant}")
         with entry.lock(), entry.staging(
                 {**inputs, "build_seconds": round(time.monotonic() - started, 1)}) as out:
-            for built, name in [(objdir / "arch/arm64/boot/Image", "Image"),
-                                (objdir / "vmlinux", "vmlinux"),
-                                (objdir / ".config", "config"),
-                                (objdir / "System.map", "System.map")]:
-                shutil.copy2(built, out / name)
+            for name, built in [*arch.outputs, ("vmlinux", "vmlinux"), ("config", ".config"),
+                                ("System.map", "System.map")]:
+                shutil.copy2(objdir / built, out / name)
     return entry

@@ -49,14 +49,19 @@ class QemuFailed(RuntimeError):
     pass
 
 
-def qemu_version() -> str:
+def emulator_version(binary: str) -> str:
+    """What ``binary --version`` says, without its "QEMU emulator version" prefix."""
     try:
-        first = subprocess.run([QEMU, "--version"], capture_output=True, text=True,
+        first = subprocess.run([binary, "--version"], capture_output=True, text=True,
                                check=True).stdout.splitlines()[0]
     except (OSError, subprocess.CalledProcessError) as err:
-        raise QemuFailed(f"{QEMU} is not usable ({err}): run 'make deps' "
+        raise QemuFailed(f"{binary} is not usable ({err}): run 'make deps' "
                          "(installs qemu-system-arm)") from err
-    version = re.sub(r"^QEMU emulator version\s+", "", first)
+    return re.sub(r"^QEMU emulator version\s+", "", first)
+
+
+def qemu_version() -> str:
+    version = emulator_version(QEMU)
     check_mte_reference(version)
     return version
 

@@ -221,9 +221,13 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
     patch_root = REPO_ROOT / "kernel-patches"
     for variant in matrix["variants"]:
         try:
-            kernel.variant_dir(patch_root, variant)
+            arch = kernel.variant_arch(patch_root, variant)
         except kernel.UnknownVariant as err:
             raise BadExperiment(f"{path}: {err}") from err
+        if arch.name != "arm64":
+            raise BadExperiment(f"{path}: kernel variant '{variant}' is for {arch.name}; the "
+                                "simulated machines boot arm64 kernels (the 32-bit variants "
+                                "run on QEMU: python -m experiments.qemu_arm32)")
     try:
         feature_sets = [catalog.parse_features(f) for f in matrix["features"]]
     except catalog.UnknownName as err:

@@ -14,9 +14,10 @@ from plots.c1_sctlr_sweep import setting as _setting
 RESULTS = Path(__file__).resolve().parent.parent / "results"
 PROVENANCE = ("gem5_version", "gem5_build", "gem5_patches", "kernel_variant", "kernel_source",
               "kernel_build", "disk_build", "configs_hash")
-# Reference runs on QEMU (experiments/qemu_reference.py) name QEMU instead of gem5.
-QEMU_PROVENANCE = ("qemu_version", "kernel_variant", "kernel_source", "kernel_build",
-                   "disk_build")
+# Reference runs on QEMU (experiments/qemu_reference.py, qemu_arm32.py) name
+# QEMU instead of gem5, and the guest's disk image or initramfs.
+QEMU_PROVENANCE = ("qemu_version", "kernel_variant", "kernel_source", "kernel_build")
+GUEST_IMAGES = ("disk_build", "initramfs_build")
 
 
 def _rows(name: str) -> list[dict[str, str]]:
@@ -63,4 +64,6 @@ def test_every_result_row_has_provenance(name: str) -> None:
     required = QEMU_PROVENANCE if name.endswith("-qemu") else PROVENANCE
     for row in _rows(name):
         missing = [c for c in required if c != "gem5_patches" and not row.get(c)]
+        if name.endswith("-qemu") and not any(row.get(c) for c in GUEST_IMAGES):
+            missing.append(" or ".join(GUEST_IMAGES))
         assert not missing, f"{name}: run {row.get('run')} lacks {missing}"
