@@ -3,10 +3,15 @@
 #ifndef BENCH_H
 #define BENCH_H
 
+#include <dirent.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/types.h>
+#include <sys/wait.h>
 
 #include <gem5/m5ops.h>
 
@@ -15,6 +20,83 @@
 #endif
 
 #define BENCH_LINE 64 /* cache line size of every modelled core */
+#define BENCH_THP_DIR "/sys/kernel/mm/transparent_hugepage"
+#define BENCH_MTHP_64K BENCH_THP_DIR "/hugepages-64kB"
+
+static inline void bench_die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+/* Reap a child that must have exited with status 0; anything else ends the run. */
+static inline void bench_reap(const char *who, pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "%s: child %d failed\n", who, pid);
+		exit(1);
+	}
+}
+
+static inline int bench_write_setting(const char *path, const char *value)
+{
+	FILE *f = fopen(path, "w");
+	int ok = f && fputs(value, f) >= 0;
+
+	if (f && fclose(f))
+		ok = 0;
+	return ok;
+}
+
+/* A number a sysfs file holds, or -1 if it cannot be read. */
+static inline long bench_read_counter(const char *path)
+{
+	long value = -1;
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		if (fscanf(f, "%ld", &value) != 1)
+			value = -1;
+		fclose(f);
+	}
+	return value;
+}
+
+/*
+ * Anonymous memory in 64 KiB folios and no other THP size (use_64k), or in
+ * small folios only: every other hugepages-<size>/enabled becomes "never"
+ * (sizes anonymous memory cannot use refuse any write), and 64 KiB "always"
+ * or "never". Only the 64 KiB setting must take; root is needed. 6.12 aligns
+ * anonymous mappings of 2 MiB or more to 2 MiB, so with PMD-sized THP on,
+ * most memory would come as 2 MiB folios mapped by block entries.
+ */
+static inline int bench_thp_sizes(const char *who, int use_64k)
+{
+	char path[300];
+	struct dirent *e;
+	DIR *d = opendir(BENCH_THP_DIR);
+
+	if (!d) {
+		fprintf(stderr, "%s: %s: %s\n", who, BENCH_THP_DIR, strerror(errno));
+		return 0;
+	}
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "hugepages-", 10) || !strcmp(e->d_name, "hugepages-64kB"))
+			continue;
+		snprintf(path, sizeof(path), BENCH_THP_DIR "/%s/enabled", e->d_name);
+		bench_write_setting(path, "never");
+	}
+	closedir(d);
+	if (!bench_write_setting(BENCH_MTHP_64K "/enabled", use_64k ? "always" : "never") &&
+	    use_64k) {
+		fprintf(stderr, "%s: cannot enable 64 KiB folios (%s/enabled): %s\n", who,
+			BENCH_MTHP_64K, strerror(errno));
+		return 0;
+	}
+	return 1;
+}
 
 static inline unsigned long bench_count(const char *text, const char *what)
 {

@@ -68,8 +68,7 @@
 
 #include "bench.h"
 
-#define THP_DIR "/sys/kernel/mm/transparent_hugepage"
-#define MTHP_DIR THP_DIR "/hugepages-64kB"
+#define MTHP_DIR BENCH_MTHP_64K
 #define FOLIO (64UL << 10)
 #define PAGE 4096UL
 #define MAX_CPUS 64
@@ -78,66 +77,6 @@ struct child {
 	pid_t pid;
 	int release; /* write end: one byte lets the child exit */
 };
-
-static void die(const char *what)
-{
-	perror(what);
-	exit(1);
-}
-
-static int write_setting(const char *path, const char *value)
-{
-	FILE *f = fopen(path, "w");
-	int ok = f && fputs(value, f) >= 0;
-
-	if (f && fclose(f))
-		ok = 0;
-	return ok;
-}
-
-/*
- * 64 KiB folios and no other size: 6.12 aligns anonymous mappings of 2 MiB
- * or more to 2 MiB, so with PMD-sized THP on, most of the memory would come
- * as 2 MiB folios mapped by block entries instead of contiguous PTEs.
- */
-static int enable_mthp(void)
-{
-	char path[300];
-	struct dirent *e;
-	DIR *d = opendir(THP_DIR);
-
-	if (!d) {
-		fprintf(stderr, "exit_bench: %s: %s\n", THP_DIR, strerror(errno));
-		return 0;
-	}
-	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, "hugepages-", 10) || !strcmp(e->d_name, "hugepages-64kB"))
-			continue;
-		snprintf(path, sizeof(path), THP_DIR "/%s/enabled", e->d_name);
-		/* Sizes anonymous memory cannot use (8 KiB) refuse any write. */
-		write_setting(path, "never");
-	}
-	closedir(d);
-	if (!write_setting(MTHP_DIR "/enabled", "always")) {
-		fprintf(stderr, "exit_bench: cannot enable 64 KiB folios (%s/enabled): %s\n",
-			MTHP_DIR, strerror(errno));
-		return 0;
-	}
-	return 1;
-}
-
-static long read_counter(const char *path)
-{
-	long value = -1;
-	FILE *f = fopen(path, "r");
-
-	if (f) {
-		if (fscanf(f, "%ld", &value) != 1)
-			value = -1;
-		fclose(f);
-	}
-	return value;
-}
 
 /* Anonymous memory aligned to a folio and touched page by page, so that each
  * aligned 64 KiB block faults in as one folio (a populate call could take
@@ -150,7 +89,7 @@ static void map_and_touch(unsigned long mib)
 	char *p;
 
 	if (raw == MAP_FAILED)
-		die("mmap");
+		bench_die("mmap");
 	p = (char *)(((uintptr_t)raw + FOLIO - 1) & ~(uintptr_t)(FOLIO - 1));
 	for (size_t off = 0; off < size; off += PAGE)
 		p[off] = 1;
@@ -175,7 +114,7 @@ static void pin(int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
-		die("sched_setaffinity");
+		bench_die("sched_setaffinity");
 }
 
 /* A child that maps and touches its memory, says so, and exits when told. */
@@ -186,10 +125,10 @@ static struct child start_child(unsigned long mib, int cpu)
 	char byte;
 
 	if (pipe(ready) || pipe(release))
-		die("pipe");
+		bench_die("pipe");
 	c.pid = fork();
 	if (c.pid < 0)
-		die("fork");
+		bench_die("fork");
 	if (c.pid == 0) {
 		if (cpu >= 0)
 			pin(cpu);
@@ -224,10 +163,10 @@ static struct child start_exec_child(unsigned long mib, int cpu)
 	char byte;
 
 	if (pipe2(ready, O_CLOEXEC) || pipe2(release, O_CLOEXEC))
-		die("pipe2");
+		bench_die("pipe2");
 	c.pid = fork();
 	if (c.pid < 0)
-		die("fork");
+		bench_die("fork");
 	if (c.pid == 0) {
 		if (cpu >= 0)
 			pin(cpu);
@@ -267,21 +206,11 @@ static int run_helper(int argc, char **argv)
 	return 0;
 }
 
-static void reap(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		fprintf(stderr, "exit_bench: child %d failed\n", pid);
-		exit(1);
-	}
-}
-
 static void release_and_reap(struct child *c)
 {
 	if (write(c->release, "x", 1) != 1)
-		die("write");
-	reap(c->pid);
+		bench_die("write");
+	bench_reap("exit_bench", c->pid);
 	close(c->release);
 }
 
@@ -291,14 +220,14 @@ static void run_exit(unsigned long mib, unsigned long rounds, const int *cpus, i
 	struct child *children = calloc(rounds, sizeof(*children));
 
 	if (!children)
-		die("calloc");
+		bench_die("calloc");
 	for (unsigned long i = 0; i < rounds; i++)
 		children[i] = start(mib, ncpus ? cpus[i % ncpus] : -1);
 	bench_region_begin();
 	for (unsigned long i = 0; i < rounds; i++) {
 		if (write(children[i].release, "x", 1) != 1)
-			die("write");
-		reap(children[i].pid);
+			bench_die("write");
+		bench_reap("exit_bench", children[i].pid);
 	}
 	bench_region_end();
 	free(children);
@@ -311,14 +240,14 @@ static void run_spawn(unsigned long mib, unsigned long rounds, const int *cpus, 
 		pid_t pid = fork();
 
 		if (pid < 0)
-			die("fork");
+			bench_die("fork");
 		if (pid == 0) {
 			if (ncpus)
 				pin(cpus[i % ncpus]);
 			map_and_touch(mib);
 			_exit(0);
 		}
-		reap(pid);
+		bench_reap("exit_bench", pid);
 	}
 	bench_region_end();
 }
@@ -407,20 +336,20 @@ static int run_check(unsigned long mib, int cpu)
 		return 1;
 	}
 	/* If it cannot be written (not root), the setting may still be right. */
-	enable_mthp();
+	bench_thp_sizes("exit_bench", 1);
 	if (!read_setting(MTHP_DIR "/enabled", setting, sizeof(setting)) ||
 	    strcmp(setting, "always")) {
 		printf("exit_bench check: mthp=unavailable: %s/enabled is not [always]\n",
 		       MTHP_DIR);
 		return 1;
 	}
-	alloc = read_counter(MTHP_DIR "/stats/anon_fault_alloc");
-	fallback = read_counter(MTHP_DIR "/stats/anon_fault_fallback");
+	alloc = bench_read_counter(MTHP_DIR "/stats/anon_fault_alloc");
+	fallback = bench_read_counter(MTHP_DIR "/stats/anon_fault_fallback");
 	if (pipe(ready) || pipe(release))
-		die("pipe");
+		bench_die("pipe");
 	pid = fork();
 	if (pid < 0)
-		die("fork");
+		bench_die("fork");
 	if (pid == 0) {
 		char byte;
 
@@ -439,12 +368,12 @@ static int run_check(unsigned long mib, int cpu)
 		return 1;
 	}
 	if (alloc >= 0)
-		alloc = read_counter(MTHP_DIR "/stats/anon_fault_alloc") - alloc;
+		alloc = bench_read_counter(MTHP_DIR "/stats/anon_fault_alloc") - alloc;
 	if (fallback >= 0)
-		fallback = read_counter(MTHP_DIR "/stats/anon_fault_fallback") - fallback;
+		fallback = bench_read_counter(MTHP_DIR "/stats/anon_fault_fallback") - fallback;
 	if (write(release[1], "x", 1) != 1)
-		die("write");
-	reap(pid);
+		bench_die("write");
+	bench_reap("exit_bench", pid);
 	printf("exit_bench check: setting=%s nodes=%d cpus=%d parent_cpu=%d child_cpu=%d "
 	       "child_node=%d folios_64k=%ld of %ld fallback_64k=%ld\n",
 	       setting, count_entries("/sys/devices/system/node", "node"),
@@ -493,7 +422,7 @@ int main(int argc, char **argv)
 	mib = bench_count(argv[2], "MiB");
 	if (!strcmp(argv[1], "check"))
 		return run_check(mib, ncpus ? cpus[0] : -1);
-	if (!enable_mthp())
+	if (!bench_thp_sizes("exit_bench", 1))
 		return 1;
 	rounds = bench_count(argv[3], "rounds");
 	if (!strcmp(argv[1], "exit"))

@@ -34,79 +34,13 @@
  * ops= counts the forks, munmaps or lives.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
-#include <errno.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
 
-#define THP_DIR "/sys/kernel/mm/transparent_hugepage"
-#define MTHP_64K THP_DIR "/hugepages-64kB"
 #define FOLIO_64K (64UL << 10)
 #define PMD_SIZE_ (2UL << 20)
-
-static void die(const char *what)
-{
-	perror(what);
-	exit(1);
-}
-
-static int write_setting(const char *path, const char *value)
-{
-	FILE *f = fopen(path, "w");
-	int ok = f && fputs(value, f) >= 0;
-
-	if (f && fclose(f))
-		ok = 0;
-	return ok;
-}
-
-/*
- * Every THP size "never", except "hugepages-64kB" when keep_64k is set,
- * which becomes "always". Sizes anonymous memory cannot use refuse writes;
- * only the 64 KiB setting must take.
- */
-static int set_folio_sizes(int keep_64k)
-{
-	char path[300];
-	struct dirent *e;
-	DIR *d = opendir(THP_DIR);
-
-	if (!d) {
-		fprintf(stderr, "pgtable_bench: %s: %s\n", THP_DIR, strerror(errno));
-		return 0;
-	}
-	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, "hugepages-", 10))
-			continue;
-		if (keep_64k && !strcmp(e->d_name, "hugepages-64kB"))
-			continue;
-		snprintf(path, sizeof(path), THP_DIR "/%s/enabled", e->d_name);
-		write_setting(path, "never");
-	}
-	closedir(d);
-	if (keep_64k && !write_setting(MTHP_64K "/enabled", "always")) {
-		fprintf(stderr, "pgtable_bench: cannot enable 64 KiB folios (%s/enabled): %s\n",
-			MTHP_64K, strerror(errno));
-		return 0;
-	}
-	return 1;
-}
-
-static long folios_64k_allocated(void)
-{
-	long value = -1;
-	FILE *f = fopen(MTHP_64K "/stats/anon_fault_alloc", "r");
-
-	if (f) {
-		if (fscanf(f, "%ld", &value) != 1)
-			value = -1;
-		fclose(f);
-	}
-	return value;
-}
 
 /*
  * MIB MiB of populated anonymous memory aligned to 2 MiB (whole page-table
@@ -119,16 +53,6 @@ static char *map_populated(unsigned long mib)
 	return bench_map(mib << 20, PMD_SIZE_, MADV_NORMAL);
 }
 
-static void reap(pid_t pid)
-{
-	int status;
-
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		fprintf(stderr, "pgtable_bench: child %d failed\n", pid);
-		exit(1);
-	}
-}
-
 static void run_fork(unsigned long mib, unsigned long rounds)
 {
 	pid_t *children = calloc(rounds, sizeof(*children));
@@ -136,15 +60,15 @@ static void run_fork(unsigned long mib, unsigned long rounds)
 	char byte;
 
 	if (!children)
-		die("calloc");
+		bench_die("calloc");
 	map_populated(mib);
 	if (pipe(release))
-		die("pipe");
+		bench_die("pipe");
 	bench_region_begin();
 	for (unsigned long i = 0; i < rounds; i++) {
 		children[i] = fork();
 		if (children[i] < 0)
-			die("fork");
+			bench_die("fork");
 		if (children[i] == 0) {
 			close(release[1]);
 			/* Returns 0 once the parent closes its end. */
@@ -156,7 +80,7 @@ static void run_fork(unsigned long mib, unsigned long rounds)
 	bench_region_end();
 	close(release[1]);
 	for (unsigned long i = 0; i < rounds; i++)
-		reap(children[i]);
+		bench_reap("pgtable_bench", children[i]);
 	free(children);
 }
 
@@ -165,13 +89,13 @@ static void run_munmap(unsigned long mib, unsigned long rounds)
 	char **maps = calloc(rounds, sizeof(*maps));
 
 	if (!maps)
-		die("calloc");
+		bench_die("calloc");
 	for (unsigned long i = 0; i < rounds; i++)
 		maps[i] = map_populated(mib);
 	bench_region_begin();
 	for (unsigned long i = 0; i < rounds; i++)
 		if (munmap(maps[i], mib << 20))
-			die("munmap");
+			bench_die("munmap");
 	bench_region_end();
 	free(maps);
 }
@@ -181,12 +105,12 @@ static void spawn_one(const char *mib_text)
 	pid_t pid = fork();
 
 	if (pid < 0)
-		die("fork");
+		bench_die("fork");
 	if (pid == 0) {
 		execl("/proc/self/exe", "pgtable_bench", "helper", mib_text, (char *)NULL);
 		_exit(127);
 	}
-	reap(pid);
+	bench_reap("pgtable_bench", pid);
 }
 
 static void run_spawn(const char *mib_text, unsigned long rounds)
@@ -220,9 +144,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pgtable_bench: MIB and ROUNDS must be positive\n");
 		return 2;
 	}
-	if (!set_folio_sizes(use_64k))
+	if (!bench_thp_sizes("pgtable_bench", use_64k))
 		return 1;
-	folios_before = folios_64k_allocated();
+	folios_before = bench_read_counter(BENCH_MTHP_64K "/stats/anon_fault_alloc");
 	/* Mappings populated: spawn's warm-up life is one of them. */
 	if (!strcmp(argv[1], "fork")) {
 		mappings = 1;
@@ -240,7 +164,7 @@ int main(int argc, char **argv)
 	}
 	printf("pgtable_bench mode=%s folio=%s mib=%lu folios_64k=%ld of %lu ops=%lu\n",
 	       argv[1], argv[2], mib,
-	       folios_before < 0 ? -1 : folios_64k_allocated() - folios_before,
+	       folios_before < 0 ? -1 : bench_read_counter(BENCH_MTHP_64K "/stats/anon_fault_alloc") - folios_before,
 	       use_64k ? mappings * ((mib << 20) / FOLIO_64K) : 0, rounds);
 	return 0;
 }
