@@ -34,6 +34,10 @@ PROVENANCE = ("gem5_version", "gem5_build", "gem5_patches", "gem5_tools_build",
 CSV_COLUMNS = (*COORDINATES, "metric", "value", "unit", *PROVENANCE, "host_seconds",
                "host_inst_rate")
 OPS_LINE = re.compile(r"\bops=(\d+)\b")
+# pgtable_bench's count of 64 KiB folios the kernel allocated while it
+# populated its memory, beside how many it asked for: which folio size a run
+# measured (-1: the kernel's counter could not be read).
+FOLIOS_LINE = re.compile(r"\bfolios_64k=(-?\d+) of (\d+)\b")
 
 
 class BadOutput(RuntimeError):
@@ -48,6 +52,16 @@ def measured_operations(console: str, label: str) -> int:
     if not found:
         raise BadOutput(f"{label}: the benchmark printed no ops= line (did it finish?)")
     return int(found[-1])
+
+
+def guest_reported(console: str) -> list[stats.Metric]:
+    """Counts the benchmark printed itself (from the kernel's own counters)."""
+    found = FOLIOS_LINE.findall(console)
+    if not found:
+        return []
+    allocated, requested = found[-1]
+    return [stats.Metric("folios_64k", float(allocated), "folios"),
+            stats.Metric("folios_64k_requested", float(requested), "folios")]
 
 
 def _manifest_field(kind: str, key: str, *path: str) -> str:
@@ -103,7 +117,7 @@ def benchmark_metrics(spec: RunSpec, raw: Path) -> tuple[list[stats.Metric], flo
         metrics = stats.region_metrics(dumps[0], operations, model_parts(spec))
     except stats.MissingStats as err:
         raise BadOutput(f"{spec.label}: {err} ({raw / 'm5out' / 'stats.txt'})") from err
-    return metrics, stats.host_rate(dumps[0])
+    return metrics + guest_reported(console), stats.host_rate(dumps[0])
 
 
 def selftest_metrics(spec: RunSpec, raw: Path) -> list[stats.Metric]:

@@ -25,16 +25,22 @@ ARMS = (("kpkeys-pgtables", "unbatched, POE", "pac+pan+poe"),
         ("kpkeys-pgtables-batched", "batched, POE", "pac+pan+poe"),
         ("kpkeys-pgtables-mock", "unbatched, mock", "pac+pan"),
         ("kpkeys-pgtables-batched-mock", "batched, mock", "pac+pan"))
-WORKLOADS = (("fork-4k", "fork\n4 KiB folios"), ("munmap-4k", "munmap\n4 KiB folios"))
+WORKLOADS = (("fork-4k", "fork\n4 KiB folios"), ("fork-64k", "fork\n64 KiB folios"),
+             ("munmap-4k", "munmap\n4 KiB folios"), ("munmap-64k", "munmap\n64 KiB folios"))
 COUNTERS = (("instructions_per_iteration", "instructions"),
             ("serializing_instructions", "serialising instructions"))
 
 
-def samples(frame: pd.DataFrame, metric: str, variant: str, features: str,
-            workload: str) -> list[float]:
+def by_sample(frame: pd.DataFrame, metric: str, variant: str, features: str,
+              workload: str) -> dict[str, float]:
     rows = frame[(frame["metric"] == metric) & (frame["variant"] == variant)
                  & (frame["features"] == features) & (frame["workload"] == workload)]
-    return [float(v) for v in rows["value"]]
+    return {str(s): float(v) for s, v in zip(rows["sample"], rows["value"])}
+
+
+def samples(frame: pd.DataFrame, metric: str, variant: str, features: str,
+            workload: str) -> list[float]:
+    return list(by_sample(frame, metric, variant, features, workload).values())
 
 
 def overhead(frame: pd.DataFrame, variant: str, features: str, workload: str
@@ -58,10 +64,12 @@ def per_operation(frame: pd.DataFrame, metric: str, variant: str, features: str,
         return math.nan
     if metric.endswith("_per_iteration"):
         return style.median_interval(values)[0]
-    ops = samples(frame, "ns_per_iteration", variant, features, workload)
-    sim = samples(frame, "sim_ns", variant, features, workload)
-    # A whole-region counter: per operation = counter / (region ns / ns per op).
-    return style.median_interval([v * o / s for v, o, s in zip(values, ops, sim)])[0]
+    counter = by_sample(frame, metric, variant, features, workload)
+    ops = by_sample(frame, "ns_per_iteration", variant, features, workload)
+    sim = by_sample(frame, "sim_ns", variant, features, workload)
+    # A whole-region counter: per operation = counter / (region ns / ns per op),
+    # each sample's counter with that sample's times.
+    return style.median_interval([counter[s] * ops[s] / sim[s] for s in counter])[0]
 
 
 def table(frame: pd.DataFrame) -> str:

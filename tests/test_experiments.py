@@ -183,6 +183,15 @@ def test_operations_come_from_the_benchmark() -> None:
         collect.measured_operations("no count here\n", "probe")
 
 
+def test_folio_counts_the_benchmark_printed_become_metrics() -> None:
+    from experiments import collect
+
+    console = "pgtable_bench mode=fork folio=64k mib=32 folios_64k=512 of 512 ops=4\n"
+    assert [(m.name, m.value) for m in collect.guest_reported(console)] == [
+        ("folios_64k", 512.0), ("folios_64k_requested", 512.0)]
+    assert collect.guest_reported("syscall_loop kind=invalid ops=10016\n") == []
+
+
 def test_unknown_benchmark_lists_valid_ones(tmp_path: Path) -> None:
     bad = GOOD.replace('benchmark = "syscall_loop"', 'benchmark = "nope"')
     with pytest.raises(spec.BadExperiment, match="valid: .*syscall_loop"):
