@@ -151,7 +151,10 @@ def ensure_builds(variants: Sequence[str], jobs: int, simulator: bool = True) ->
     that is. Without ``simulator`` (guests run on QEMU) gem5 itself is not built:
     its entry is named but may be absent."""
     missing = builds_to_make(variants, simulator)
-    log.info("builds needed and not cached: %s", "; ".join(missing) if missing else "none")
+    # The disk image is keyed by the guest tools' build, so it cannot be
+    # looked up before them; it is built below when missing, in minutes.
+    log.info("long builds needed and not cached: %s (the disk image is checked next)",
+             "; ".join(missing) if missing else "none")
     gem5_patches = REPO_ROOT / "gem5-patches"
     tools = gem5.ensure_tools(gem5_patches, jobs)
     return Builds(
