@@ -46,6 +46,17 @@ def test_atomic_boot_runs_guest_script(builds: Builds, tmp_path: Path) -> None:
     assert "host script exited with status 0" in console
 
 
+def test_guest_keeps_time_with_the_architected_counter(builds: Builds, tmp_path: Path) -> None:
+    """Without the timer frames granted to the non-secure world (gem5 patch
+    0018) Linux falls back to jiffies: a 250 Hz scheduler clock."""
+    console = _gem5(builds, tmp_path, "direct", "--cpu", "atomic", "--max-ticks", str(MAX_TICKS),
+                    "--script", GuestScript(
+                        "echo clock=$(cat /sys/devices/system/clocksource/clocksource0/"
+                        "current_clocksource)\n"))
+    assert "clock=arch_sys_counter" in console
+    assert "Unable to find a suitable frame" not in console
+
+
 def test_four_cores_boot_and_come_online(builds: Builds, tmp_path: Path) -> None:
     console = _gem5(builds, tmp_path, "direct", "--cpu", "atomic", "--cores", "4",
                     "--max-ticks", str(MAX_TICKS),
