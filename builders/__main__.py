@@ -1,4 +1,5 @@
-"""Command line for the builders: ``python -m builders {gem5,kernel,disk,initramfs} ...``."""
+"""Command line for the builders:
+``python -m builders {gem5,gem5-arm32,kernel,disk,initramfs} ...``."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ def main(argv: list[str] | None = None) -> int:
     g = sub.add_parser("gem5", help="build gem5 + m5 + bootloaders into the cache")
     g.add_argument("--print-path", action="store_true",
                    help="print the cache entry path only (build if missing)")
+    sub.add_parser("gem5-arm32", help="build gem5's 32-bit Arm bootloader (boot.arm) into "
+                   "the cache, for the arm32 kernel variants on gem5")
     k = sub.add_parser("kernel", help="build one or more kernel variants")
     k.add_argument("variants", nargs="*", help="variant names (default: all)")
     sub.add_parser("disk", help="build the guest disk image")
@@ -35,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
             print(tools.path)
             entry = gem5.ensure_gem5(REPO_ROOT / "gem5-patches", args.jobs)
             print(entry.path)
+        elif args.what == "gem5-arm32":
+            entry = gem5.ensure_arm32_tools(REPO_ROOT / "gem5-patches")
+            print(entry.path / gem5.ARM32_BOOTLOADER)
         elif args.what == "kernel":
             patch_root = REPO_ROOT / "kernel-patches"
             for name in args.variants or kernel.variants(patch_root):

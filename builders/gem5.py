@@ -1,4 +1,5 @@
-"""Build gem5 (with our patch series), its m5 utility and the arm64 bootloaders.
+"""Build gem5 (with our patch series), its m5 utility and the arm64 bootloaders;
+apart from those, gem5's 32-bit bootloader for the arm32 kernel variants.
 
 gem5 is an external dependency: its source is checked out into a work tree in the
 cache, our patches from ``gem5-patches/series`` are applied on top of the pinned
@@ -37,6 +38,11 @@ SPARSE_PATTERNS = ("/*", "!/tests/test-progs/")
 # Bump when this recipe changes in a way that changes the outputs.
 RECIPE_VERSION = 1
 M5_CROSS_COMPILE = "aarch64-linux-gnu-"
+# gem5's system/arm/bootloader/arm makefile defaults to arm-linux-gnueabi-;
+# Debian's hard-float compiler, which builds the arm32 kernels, assembles the
+# same boot.S (no floating point in it).
+ARM32_CROSS_COMPILE = "arm-linux-gnueabihf-"
+ARM32_BOOTLOADER = "boot.arm"
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,21 @@ def tools_inputs(patch_dir: Path) -> dict[str, object]:
 
 def tools_entry(patch_dir: Path, root: Path | None = None) -> cache.Entry:
     return cache.entry("gem5-tools", tools_inputs(patch_dir), root)
+
+
+def arm32_tools_inputs(patch_dir: Path) -> dict[str, object]:
+    # A kind of its own rather than one more file in gem5-tools: adding it there
+    # would change that entry's key, and with it the disk image's and every
+    # cached run's.
+    inputs = {**build_inputs(patch_dir, Gem5BuildOptions()), "outputs": "arm32-bootloader",
+              "toolchain": {"cross_cc": _version_line([f"{ARM32_CROSS_COMPILE}gcc",
+                                                       "--version"])}}
+    inputs.pop("options")
+    return inputs
+
+
+def arm32_tools_entry(patch_dir: Path, root: Path | None = None) -> cache.Entry:
+    return cache.entry("gem5-tools-arm32", arm32_tools_inputs(patch_dir), root)
 
 
 def _is_remote(repo: str) -> bool:
@@ -202,6 +223,20 @@ def build_bootloaders(src: Path, out: Path) -> None:
     shutil.rmtree(work)
 
 
+def build_arm32_bootloader(src: Path, out: Path) -> None:
+    """``boot.arm``: gem5's AArch32 bootloader (CPU 0 jumps to the kernel in r3,
+    the others wait in WFI for an interrupt, then for a non-zero word at r5)."""
+    log.info("building the 32-bit Arm bootloader")
+    # The makefile writes its outputs beside boot.S and has no BUILDDIR: build a
+    # copy, so the shared work tree stays as the series left it.
+    work = out / ".bootloader-build"
+    shutil.copytree(src / "system" / "arm" / "bootloader" / "arm", work)
+    run(["make", "-s", "-C", str(work), f"CROSS_COMPILE={ARM32_CROSS_COMPILE}",
+         ARM32_BOOTLOADER])
+    shutil.copy2(work / ARM32_BOOTLOADER, out / ARM32_BOOTLOADER)
+    shutil.rmtree(work)
+
+
 def _source(entry: cache.Entry, patch_dir: Path, options: Gem5BuildOptions,
             repo: str | None) -> Path:
     """The work tree at the pinned commit with the series applied and configured."""
@@ -235,6 +270,21 @@ def ensure_tools(patch_dir: Path, jobs: int, repo: str | None = None) -> cache.E
             shutil.copy2(m5_out / "m5", out / "m5")
             shutil.copy2(m5_out / "libm5.a", out / "libm5.a")
             shutil.copytree(src / "include", out / "include")
+    return entry
+
+
+def ensure_arm32_tools(patch_dir: Path, repo: str | None = None) -> cache.Entry:
+    """The 32-bit bootloader (``boot.arm``) for the arm32 kernel variants on gem5."""
+    entry = arm32_tools_entry(patch_dir)
+    inputs = arm32_tools_inputs(patch_dir)
+    if entry.usable():
+        return entry
+    with cache.locked(entry.root / "gem5" / "worktree.lock"):
+        if entry.exists():
+            return entry
+        src = _source(entry, patch_dir, Gem5BuildOptions(), repo)
+        with entry.lock(), entry.staging(inputs) as out:
+            build_arm32_bootloader(src, out)
     return entry
 
 

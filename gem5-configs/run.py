@@ -5,6 +5,11 @@
                                                       --cpu atomic), run the guest
                                                       script, stop at m5 exit
   gem5.opt run.py direct   ... --cpu atomic|o3        boot and run the script, no checkpoint
+  gem5.opt run.py arm32    --vmlinux --bootloader --initramfs
+                                                      a 32-bit kernel on the atomic CPU
+                                                      with an initramfs as the guest
+                                                      (hardening/board32.py), until the
+                                                      guest's last console line
 
 The guest's init runs whatever script it gets through ``m5 readfile``. The
 boot script checkpoints and then reads again, so a run restored from that
@@ -32,6 +37,8 @@ from gem5.simulate.simulator import Simulator  # noqa: E402
 
 from hardening import catalog  # noqa: E402
 from hardening.board import make_board, set_workload  # noqa: E402
+from hardening.board32 import KERNEL_ARGS as ARM32_KERNEL_ARGS  # noqa: E402
+from hardening.board32 import V2M_SYS_FLAGS, Arm32Board, ConsoleWatch  # noqa: E402
 from hardening.caches import PrivateL1L2SharedL3  # noqa: E402
 from hardening.cores import load_core  # noqa: E402
 from hardening.cores.base import ddr4_single_channel  # noqa: E402
@@ -116,6 +123,21 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                            help="clock of the atomic CPU (--cpu atomic only): it only sets "
                            "how many instructions a guest second holds, e.g. lower for a "
                            "test that waits guest seconds while a kernel thread spins")
+    p = sub.add_parser("arm32")
+    p.add_argument("--vmlinux", type=Path, required=True)
+    p.add_argument("--bootloader", type=Path, required=True, help="boot.arm")
+    p.add_argument("--initramfs", type=Path, required=True)
+    p.add_argument("--cores", type=int, default=1)
+    p.add_argument("--memory", default="512MiB")
+    # The init's own default (3 runs of 10M calls) would take hours of host time.
+    p.add_argument("--init-args", default="1000 100000 3",
+                   help="the guest init's arguments: WARMUP CALLS RUNS")
+    p.add_argument("--kernel-arg", action="append", default=[],
+                   help="extra kernel command-line argument (repeatable)")
+    p.add_argument("--max-ticks", type=int, default=0,
+                   help="stop with exit status 5 after this many ticks (0: no limit)")
+    p.add_argument("--check-ticks", type=int, default=CHECK_TICKS)
+    p.add_argument("--atomic-clock", default=BOOT_CLOCK)
     return parser.parse_args(argv)
 
 
@@ -232,8 +254,58 @@ def run_simulation(board, args: argparse.Namespace, script: str,
     return ExitEvent.translate_exit_status(cause), cause, simulator
 
 
+def run_arm32(args: argparse.Namespace) -> int:
+    """Boot a 32-bit kernel into the initramfs's /init and stop at its last line.
+    The console is ``board.terminal`` in the output directory."""
+    if not 1 <= args.cores <= MAX_CORES:
+        print(f"error: --cores must be 1 to {MAX_CORES}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        board = Arm32Board(clk_freq=args.atomic_clock, processor=atomic_processor(args.cores),
+                           memory=ddr4_single_channel(args.memory), cache_hierarchy=NoCache())
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    board.set_initramfs_workload(args.vmlinux, args.bootloader, args.initramfs,
+                                 (*ARM32_KERNEL_ARGS, *args.kernel_arg,
+                                  "--", *args.init_args.split()))
+    (Path(m5.options.outdir) / "model.json").write_text(json.dumps({
+        "mode": args.mode, "cpu": "atomic", "clock": args.atomic_clock,
+        "extensions": [str(e) for e in board.release.extensions],
+        "memory": args.memory, "cores": args.cores,
+        "cpu_release_addr": hex(V2M_SYS_FLAGS),
+    }, indent=2) + "\n")
+    console = ConsoleWatch(Path(m5.options.outdir) / "board.terminal")
+    limit = TickLimit(board, args.max_ticks, check_ticks=args.check_ticks,
+                      until=lambda: console.last_line() is not None)
+    simulator = Simulator(board=board, on_exit_event={
+        **stop_on(STOP_EVENTS), ExitEvent.SCHEDULED_TICK: limit.on_tick_exit()})
+    simulator._instantiate()
+    limit.begin()
+    try:
+        simulator.run()
+    except NotImplementedError:
+        pass  # as in run_simulation: the stdlib cannot name gem5's guest panic exit
+    cause = simulator.get_last_exit_event_cause()
+    last = console.last_line()
+    if limit.done and last is not None:
+        print(f"guest finished at tick {simulator.get_current_tick()}: {last}")
+        return EXIT_GUEST_FAILED if " error: " in last else EXIT_OK
+    if "panic" in cause.lower() or "oops" in cause.lower():
+        print(f"error: {cause} (the kernel log is in board.workload.dmesg)", file=sys.stderr)
+        return EXIT_KERNEL_PANIC
+    if limit.reached:
+        print(f"error: tick limit {args.max_ticks} reached before the guest finished",
+              file=sys.stderr)
+        return EXIT_HUNG
+    print(f"error: unexpected exit event: {cause}", file=sys.stderr)
+    return EXIT_UNEXPECTED
+
+
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
+    if args.mode == "arm32":
+        return run_arm32(args)
     try:
         board, description = build(args)
     except (catalog.UnknownName, FeatureNotSupported, UnknownParameter,

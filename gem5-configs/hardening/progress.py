@@ -7,12 +7,15 @@ the checkpoint's tick), reached through scheduled tick exits that also let
 the run report how far it is: ``progress: tick=… start=… limit=… insts=…``
 on stdout, at most every ``print_seconds`` of host time. Leaving and resuming
 the event loop at a tick changes no simulated state.
+
+``until``, if given, is asked at every check whether the run is over (a guest
+with no m5 operations to end it, say, that prints its last line and halts).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import m5
 
@@ -24,12 +27,16 @@ PRINT_SECONDS = 20.0
 
 class TickLimit:
     """The run's checks: ``on_tick_exit()`` is its SCHEDULED_TICK handler,
-    ``begin()`` (once the board is instantiated) starts the count, and
-    ``reached`` says whether the limit stopped the run."""
+    ``begin()`` (once the board is instantiated) starts the count,
+    ``reached`` says whether the limit stopped the run and ``done`` whether
+    ``until`` did."""
 
     def __init__(self, board: object, max_ticks: int, print_seconds: float = PRINT_SECONDS,
-                 check_ticks: int = CHECK_TICKS) -> None:
+                 check_ticks: int = CHECK_TICKS,
+                 until: Callable[[], bool] | None = None) -> None:
         self.board = board
+        self.until = until
+        self.done = False
         self.limit = max_ticks
         self.start = 0
         self.deadline: int | None = None
@@ -65,6 +72,10 @@ class TickLimit:
             now = m5.curTick()
             if self.deadline is not None and now >= self.deadline:
                 self.reached = True
+                yield True
+                continue
+            if self.until is not None and self.until():
+                self.done = True
                 yield True
                 continue
             if time.monotonic() - self._printed >= self.print_seconds:
