@@ -9,7 +9,14 @@
                                                       a 32-bit kernel on the atomic CPU
                                                       with an initramfs as the guest
                                                       (hardening/board32.py), until the
-                                                      guest's last console line
+                                                      guest's last console line; with
+                                                      --checkpoint-out DIR, until the
+                                                      init's m5 checkpoint, saved to DIR
+  gem5.opt run.py arm32-measure ... --checkpoint DIR  restore that into a 32-bit core
+                                                      model (or --cpu atomic), run the
+                                                      getppid loop between m5 resetstats
+                                                      and dumpstats, stop at m5 exit;
+                                                      per-call figures in getppid.json
 
 The guest's init runs whatever script it gets through ``m5 readfile``. The
 boot script checkpoints and then reads again, so a run restored from that
@@ -38,15 +45,17 @@ from gem5.simulate.simulator import Simulator  # noqa: E402
 from hardening import catalog  # noqa: E402
 from hardening.board import make_board, set_workload  # noqa: E402
 from hardening.board32 import KERNEL_ARGS as ARM32_KERNEL_ARGS  # noqa: E402
-from hardening.board32 import V2M_SYS_FLAGS, Arm32Board, ConsoleWatch  # noqa: E402
-from hardening.caches import PrivateL1L2SharedL3  # noqa: E402
-from hardening.cores import load_core  # noqa: E402
+from hardening.board32 import INIT_GEM5_MARKERS, V2M_SYS_FLAGS  # noqa: E402
+from hardening.board32 import Arm32Board, ConsoleWatch  # noqa: E402
+from hardening.caches import ClusterL1SharedL2, PrivateL1L2SharedL3  # noqa: E402
+from hardening.cores import load_arm32_core, load_core  # noqa: E402
 from hardening.cores.base import ddr4_single_channel  # noqa: E402
 from hardening.features import FeatureNotSupported, make_release  # noqa: E402
 from hardening.mte_timing import (  # noqa: E402
     BadMemorySize, kernel_args, make_mte_tag_timing, memory_with_tag_carve_out)
 from hardening.params import UnknownParameter, apply_overrides  # noqa: E402
 from hardening.progress import CHECK_TICKS, TickLimit  # noqa: E402
+from hardening.runstats import parse_run_stats  # noqa: E402
 from hardening.sysreg import GEM5_TIMING, BadSysRegTiming, split_overrides  # noqa: E402
 from hardening.tlbi import (  # noqa: E402
     TLBI_ROOT, WALKER_ROOT, describe, make_tlbi_timing, stage1_walkers)
@@ -134,6 +143,30 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                    help="the guest init's arguments: WARMUP CALLS RUNS")
     p.add_argument("--kernel-arg", action="append", default=[],
                    help="extra kernel command-line argument (repeatable)")
+    p.add_argument("--max-ticks", type=int, default=0,
+                   help="stop with exit status 5 after this many ticks (0: no limit)")
+    p.add_argument("--check-ticks", type=int, default=CHECK_TICKS)
+    p.add_argument("--atomic-clock", default=BOOT_CLOCK)
+    p.add_argument("--checkpoint-out", type=Path,
+                   help="run the init with its gem5 markers and save a checkpoint to this "
+                   "directory at its m5 checkpoint (before the warmup), then stop")
+    p = sub.add_parser("arm32-measure")
+    p.add_argument("--vmlinux", type=Path, required=True)
+    p.add_argument("--bootloader", type=Path, required=True, help="boot.arm")
+    p.add_argument("--initramfs", type=Path, required=True)
+    p.add_argument("--checkpoint", type=Path, required=True,
+                   help="an 'arm32 --checkpoint-out' directory")
+    p.add_argument("--cores", type=int, default=1, help="as the boot had")
+    p.add_argument("--memory", default="512MiB", help="as the boot had")
+    p.add_argument("--init-args", default="1000 2000 1",
+                   help="WARMUP CALLS RUNS, handed to the restored init by m5 readfile")
+    p.add_argument("--cpu", choices=catalog.CPU_TYPES, default="o3",
+                   help="o3: the --core model with its caches; atomic: as the boot")
+    p.add_argument("--core", default="cortex-a15",
+                   help=f"32-bit core model: {', '.join(catalog.ARM32_CORE_MODULES)}")
+    p.add_argument("--param", action="append", default=[],
+                   help="override a model parameter (o3 only), e.g. cpu.numROBEntries=64; "
+                   "roots: cpu, l1i, l1d, l2, walker")
     p.add_argument("--max-ticks", type=int, default=0,
                    help="stop with exit status 5 after this many ticks (0: no limit)")
     p.add_argument("--check-ticks", type=int, default=CHECK_TICKS)
@@ -255,7 +288,8 @@ def run_simulation(board, args: argparse.Namespace, script: str,
 
 
 def run_arm32(args: argparse.Namespace) -> int:
-    """Boot a 32-bit kernel into the initramfs's /init and stop at its last line.
+    """Boot a 32-bit kernel into the initramfs's /init and stop at its last line,
+    or, with ``--checkpoint-out``, at the init's m5 checkpoint, saved there.
     The console is ``board.terminal`` in the output directory."""
     if not 1 <= args.cores <= MAX_CORES:
         print(f"error: --cores must be 1 to {MAX_CORES}", file=sys.stderr)
@@ -266,14 +300,16 @@ def run_arm32(args: argparse.Namespace) -> int:
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
+    markers = (INIT_GEM5_MARKERS,) if args.checkpoint_out else ()
     board.set_initramfs_workload(args.vmlinux, args.bootloader, args.initramfs,
                                  (*ARM32_KERNEL_ARGS, *args.kernel_arg,
-                                  "--", *args.init_args.split()))
+                                  "--", *markers, *args.init_args.split()))
     (Path(m5.options.outdir) / "model.json").write_text(json.dumps({
         "mode": args.mode, "cpu": "atomic", "clock": args.atomic_clock,
         "extensions": [str(e) for e in board.release.extensions],
         "memory": args.memory, "cores": args.cores,
         "cpu_release_addr": hex(V2M_SYS_FLAGS),
+        "checkpoint_out": str(args.checkpoint_out) if args.checkpoint_out else None,
     }, indent=2) + "\n")
     console = ConsoleWatch(Path(m5.options.outdir) / "board.terminal")
     limit = TickLimit(board, args.max_ticks, check_ticks=args.check_ticks,
@@ -288,6 +324,11 @@ def run_arm32(args: argparse.Namespace) -> int:
         pass  # as in run_simulation: the stdlib cannot name gem5's guest panic exit
     cause = simulator.get_last_exit_event_cause()
     last = console.last_line()
+    if args.checkpoint_out and ExitEvent.translate_exit_status(cause) == ExitEvent.CHECKPOINT:
+        simulator.save_checkpoint(args.checkpoint_out)
+        print(f"checkpoint saved to {args.checkpoint_out} at tick "
+              f"{simulator.get_current_tick()}")
+        return EXIT_OK
     if limit.done and last is not None:
         print(f"guest finished at tick {simulator.get_current_tick()}: {last}")
         return EXIT_GUEST_FAILED if " error: " in last else EXIT_OK
@@ -302,10 +343,108 @@ def run_arm32(args: argparse.Namespace) -> int:
     return EXIT_UNEXPECTED
 
 
+def build_arm32(args: argparse.Namespace) -> tuple[Arm32Board, dict]:
+    """The 32-bit board a checkpoint restores into: the --core model's O3 CPUs,
+    its cluster's caches and memory, or the atomic CPU as the boot had."""
+    if args.cpu == "atomic":
+        if args.param:
+            raise UnknownParameter("--param applies to detailed (o3) runs only")
+        board = Arm32Board(clk_freq=args.atomic_clock, processor=atomic_processor(args.cores),
+                           memory=ddr4_single_channel(args.memory), cache_hierarchy=NoCache())
+        return board, {"cpu": "atomic", "core": None, "clock": args.atomic_clock}
+    model = load_arm32_core(args.core)
+    processor = detailed_processor(model.make_cpu, args.cores)
+    cpus = [core.get_simobject() for core in processor.get_cores()]
+    for cpu in cpus:
+        for decoder in cpu.decoder:
+            model.sysreg_timing.install(decoder)
+    hierarchy = ClusterL1SharedL2(args.cores, model.make_l1i, model.make_l1d, model.make_l2)
+    apply_overrides({"cpu": cpus, "l1i": hierarchy.l1i, "l1d": hierarchy.l1d,
+                     "l2": [hierarchy.l2], WALKER_ROOT: stage1_walkers(cpus)}, args.param)
+    board = Arm32Board(clk_freq=model.clock, processor=processor,
+                       memory=model.make_memory(args.memory), cache_hierarchy=hierarchy)
+    return board, {"cpu": "o3", "core": model.name, "summary": model.summary,
+                   "clock": model.clock, "architecture": model.architecture,
+                   "params": list(args.param),
+                   "sysreg_timing": model.sysreg_timing.as_dict(), "notes": model.notes}
+
+
+def run_arm32_measure(args: argparse.Namespace) -> int:
+    """Restore an ``arm32 --checkpoint-out`` checkpoint, hand the init its counts
+    through m5 readfile, run to its m5 exit, and turn the statistics dump of
+    each run into per-call figures (``getppid.json``)."""
+    if not 1 <= args.cores <= MAX_CORES:
+        print(f"error: --cores must be 1 to {MAX_CORES}", file=sys.stderr)
+        return EXIT_USAGE
+    counts = args.init_args.split()
+    if len(counts) != 3 or not all(c.isdigit() and int(c) > 0 for c in counts[1:]):
+        print("error: --init-args must be WARMUP CALLS RUNS", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        board, description = build_arm32(args)
+    except (catalog.UnknownName, UnknownParameter, BadSysRegTiming, ValueError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    outdir = Path(m5.options.outdir)
+    # The kernel command line is the boot's (in the checkpoint's memory); this
+    # one only fills the devicetree gem5 regenerates and the guest never reads.
+    readfile = outdir / "init-counts"
+    readfile.write_text(" ".join(counts) + "\n")
+    board.set_initramfs_workload(args.vmlinux, args.bootloader, args.initramfs,
+                                 checkpoint=args.checkpoint, readfile=readfile)
+    (outdir / "model.json").write_text(json.dumps({
+        "mode": args.mode, **description, "checkpoint": str(args.checkpoint),
+        "extensions": [str(e) for e in board.release.extensions],
+        "memory": args.memory, "cores": args.cores, "init_args": args.init_args,
+    }, indent=2) + "\n")
+    limit = TickLimit(board, args.max_ticks, check_ticks=args.check_ticks)
+    simulator = Simulator(board=board, on_exit_event={
+        **stop_on(STOP_EVENTS), ExitEvent.SCHEDULED_TICK: limit.on_tick_exit()})
+    simulator._instantiate()
+    limit.begin()
+    try:
+        simulator.run()
+    except NotImplementedError:
+        pass  # as in run_simulation: the stdlib cannot name gem5's guest panic exit
+    cause = simulator.get_last_exit_event_cause()
+    console = ConsoleWatch(outdir / "board.terminal").read()
+    if ExitEvent.translate_exit_status(cause) != ExitEvent.EXIT:
+        if "panic" in cause.lower() or "oops" in cause.lower():
+            print(f"error: {cause} (the kernel log is in board.workload.dmesg)",
+                  file=sys.stderr)
+            return EXIT_KERNEL_PANIC
+        if limit.reached:
+            print(f"error: tick limit {args.max_ticks} reached before the guest's m5 exit",
+                  file=sys.stderr)
+            return EXIT_HUNG
+        print(f"error: unexpected exit event: {cause}", file=sys.stderr)
+        return EXIT_UNEXPECTED
+    print(f"guest finished at tick {simulator.get_current_tick()}")
+    if "c3-getppid error: " in console:
+        print("error: the guest init failed (see board.terminal)", file=sys.stderr)
+        return EXIT_GUEST_FAILED
+    if "c3-getppid host counts" not in console:
+        print("error: the guest did not take the counts from m5 readfile", file=sys.stderr)
+        return EXIT_GUEST_FAILED
+    # Each m5 dumpstats has been written out; gem5's own dump at exit comes later.
+    runs = parse_run_stats((outdir / "stats.txt").read_text(), int(counts[1]))
+    (outdir / "getppid.json").write_text(json.dumps(
+        {"calls_per_run": int(counts[1]), "runs": [r.as_dict() for r in runs]},
+        indent=2) + "\n")
+    for i, run in enumerate(runs, start=1):
+        print(f"run {i}: {run.summary()}")
+    if len(runs) != int(counts[2]):
+        print(f"error: {len(runs)} statistics dumps for {counts[2]} runs", file=sys.stderr)
+        return EXIT_GUEST_FAILED
+    return EXIT_OK
+
+
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     if args.mode == "arm32":
         return run_arm32(args)
+    if args.mode == "arm32-measure":
+        return run_arm32_measure(args)
     try:
         board, description = build(args)
     except (catalog.UnknownName, FeatureNotSupported, UnknownParameter,

@@ -1,5 +1,6 @@
 """Claim C3 on gem5: the 32-bit kernel variants boot on the AArch32 board
-(gem5-configs/hardening/board32.py) into the initramfs's getppid loop.
+(gem5-configs/hardening/board32.py) into the initramfs's getppid loop, and a
+checkpoint taken at the loop restores into the Cortex-A15 O3 model.
 
 Needs gem5, the arm32 kernels, the initramfs and the 32-bit bootloader in the
 build cache; without them each test is skipped with one line saying which.
@@ -7,6 +8,7 @@ build cache; without them each test is skipped with one line saying which.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -47,3 +49,40 @@ def test_arm32_kernel_boots_into_the_getppid_loop(variant: str, cores: int,
     assert done.returncode == 0, done.stderr[-2000:] + console[-2000:]
     assert f"smp: Brought up 1 node, {cores} CPU" in console
     assert "c3-getppid done runs=1" in console
+
+
+def test_arm32_checkpoint_restores_into_the_a15_o3_model(tmp_path: Path) -> None:
+    """One atomic boot to the init's m5 checkpoint, then a restore into the
+    Cortex-A15 O3 model that runs the counts given by m5 readfile between
+    m5 resetstats/dumpstats and ends at m5 exit with one dump per run."""
+    simulator = _entry_or_skip(gem5.gem5_entry(REPO / "gem5-patches"), "gem5 ('make gem5')")
+    bootloader = _entry_or_skip(gem5.arm32_tools_entry(REPO / "gem5-patches"),
+                                "boot.arm ('python -m builders gem5-arm32')")
+    vmlinux = _entry_or_skip(kernel.kernel_entry(REPO / "kernel-patches", "arm32-pan-off"),
+                             "kernel arm32-pan-off ('make kernel VARIANT=arm32-pan-off')")
+    guest = _entry_or_skip(initramfs.initramfs_entry(REPO / "disk-image"),
+                           "the initramfs ('make initramfs')")
+    common = ["--vmlinux", str(vmlinux.path / "vmlinux"),
+              "--bootloader", str(bootloader.path / gem5.ARM32_BOOTLOADER),
+              "--initramfs", str(guest.path / "initramfs.cpio"),
+              "--max-ticks", str(MAX_TICKS)]
+    checkpoint = tmp_path / "checkpoint"
+    boot = subprocess.run(
+        [str(simulator.path / "gem5.opt"), f"--outdir={tmp_path / 'boot'}",
+         str(REPO / "gem5-configs" / "run.py"), "arm32", *common,
+         "--checkpoint-out", str(checkpoint)],
+        capture_output=True, text=True, check=False)
+    assert boot.returncode == 0, boot.stderr[-2000:]
+    assert (checkpoint / "m5.cpt").is_file()
+    restore = subprocess.run(
+        [str(simulator.path / "gem5.opt"), f"--outdir={tmp_path / 'o3'}",
+         str(REPO / "gem5-configs" / "run.py"), "arm32-measure", *common,
+         "--checkpoint", str(checkpoint), "--core", "cortex-a15", "--init-args", "20 50 2"],
+        capture_output=True, text=True, check=False)
+    console = (tmp_path / "o3" / "board.terminal").read_text(errors="replace")
+    assert restore.returncode == 0, restore.stderr[-2000:] + console[-2000:]
+    assert "c3-getppid host counts warmup=20 calls=50 runs=2" in console
+    result = json.loads((tmp_path / "o3" / "getppid.json").read_text())
+    assert len(result["runs"]) == 2
+    assert all(run["cycles_per_call"] > run["instructions_per_call"] / 3
+               for run in result["runs"])

@@ -29,6 +29,10 @@ from gem5.utils.override import overrides
 V2M_SYS_FLAGS = 0x1C010030
 # Linux's ARM console; what follows "--" is init's argv (WARMUP CALLS RUNS).
 KERNEL_ARGS = ("console=ttyAMA0", "earlycon=pl011,0x1c090000", "rdinit=/init")
+# init's first argument for its gem5 region markers (m5 checkpoint, readfile,
+# resetstats/dumpstats around each run, exit): UNDEFINED instructions on QEMU,
+# so the init issues them only when asked.
+INIT_GEM5_MARKERS = "gem5"
 # The initramfs's /init ends with one of these lines, then powers off. gem5's
 # V2M system registers have no shutdown function, so the kernel halts instead
 # ("Power off not available: System halted instead") and spins with interrupts
@@ -81,15 +85,24 @@ class Arm32Board(ArmBoard):
         self.generateDtb(dtb)
 
     def set_initramfs_workload(self, vmlinux: Path, bootloader: Path, initramfs: Path,
-                               kernel_args: tuple[str, ...] = KERNEL_ARGS) -> None:
+                               kernel_args: tuple[str, ...] = KERNEL_ARGS,
+                               checkpoint: Path | None = None,
+                               readfile: Path | None = None) -> None:
         """Boot ``vmlinux`` (an ELF: gem5 places it by its physical addresses
         and sees its symbols, so a guest panic stops the run) with ``initramfs``
-        loaded after the generated DTB, whose /chosen names it."""
+        loaded after the generated DTB, whose /chosen names it; or, given
+        ``checkpoint``, restore the machine from it (what the stdlib's
+        ``set_kernel_disk_workload`` does with its own). ``readfile`` is the
+        host file the guest's m5 readfile returns."""
         self._set_fullsystem(True)
         self.workload.object_file = str(vmlinux)
         self.workload.command_line = " ".join(kernel_args)
         self.workload.initrd_filename = str(initramfs)
         self._bootloader = [str(bootloader)]
+        if readfile is not None:
+            self.readfile = str(readfile)
+        # The stdlib Simulator restores from the board's _checkpoint.
+        self._checkpoint = checkpoint
 
 
 class ConsoleWatch:

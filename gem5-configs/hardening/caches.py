@@ -116,3 +116,56 @@ class PrivateL1L2SharedL3(AbstractClassicCacheHierarchy):
                                  tgts_per_mshr=12, addr_ranges=board.mem_ranges)
             self.iocache.mem_side = self.membus.cpu_side_ports
             self.iocache.cpu_side = board.get_mem_side_coherent_io_port()
+
+
+class ClusterL1SharedL2(AbstractClassicCacheHierarchy):
+    """One cluster as a Cortex-A15 MPCore builds it: private L1I and L1D per
+    core, one L2 shared by all of them (its snoop control unit is the L2
+    crossbar here), then memory. No L3. Page-table walks enter at the L2
+    crossbar, as in the arm64 hierarchy above."""
+
+    def __init__(self, cores: int, make_l1i: Callable[[], Cache],
+                 make_l1d: Callable[[], Cache], make_l2: Callable[[], Cache]) -> None:
+        AbstractClassicCacheHierarchy.__init__(self)
+        # Built here rather than when wired, so parameter overrides can reach them.
+        self.l1i = [make_l1i() for _ in range(cores)]
+        self.l1d = [make_l1d() for _ in range(cores)]
+        self.l2bus = L2XBar()
+        self.l2 = make_l2()
+        self.membus = SystemXBar(width=64)
+        self.membus.badaddr_responder = BadAddr()
+        self.membus.default = self.membus.badaddr_responder.pio
+
+    @overrides(AbstractClassicCacheHierarchy)
+    def get_mem_side_port(self) -> Port:
+        return self.membus.mem_side_ports
+
+    @overrides(AbstractClassicCacheHierarchy)
+    def get_cpu_side_port(self) -> Port:
+        return self.membus.cpu_side_ports
+
+    @overrides(AbstractClassicCacheHierarchy)
+    def incorporate_cache(self, board: AbstractBoard) -> None:
+        board.connect_system_port(self.membus.cpu_side_ports)
+        for _, port in board.get_memory().get_mem_ports():
+            self.membus.mem_side_ports = port
+        self.l2.cpu_side = self.l2bus.mem_side_ports
+        self.l2.mem_side = self.membus.cpu_side_ports
+
+        cores = board.get_processor().get_cores()
+        assert len(cores) == len(self.l1i), "hierarchy built for another core count"
+        for i, core in enumerate(cores):
+            core.connect_icache(self.l1i[i].cpu_side)
+            core.connect_dcache(self.l1d[i].cpu_side)
+            self.l1i[i].mem_side = self.l2bus.cpu_side_ports
+            self.l1d[i].mem_side = self.l2bus.cpu_side_ports
+            core.connect_walker_ports(self.l2bus.cpu_side_ports, self.l2bus.cpu_side_ports)
+            core.connect_interrupt()
+
+        if board.has_coherent_io():
+            # The board's DMA devices stay coherent with the cores through a small cache.
+            self.iocache = Cache(assoc=8, tag_latency=50, data_latency=50,
+                                 response_latency=50, mshrs=20, size="1KiB",
+                                 tgts_per_mshr=12, addr_ranges=board.mem_ranges)
+            self.iocache.mem_side = self.membus.cpu_side_ports
+            self.iocache.cpu_side = board.get_mem_side_coherent_io_port()

@@ -14,6 +14,16 @@ CORE_MODULES: dict[str, str] = {
     "neoverse-v2": "hardening.cores.neoverse_v2",
 }
 
+# Cores of the 32-bit (AArch32-only) board, hardening/board32.py, kept apart:
+# an arm64 run cannot use them, and the arm64 lists above stay as they were.
+ARM32_CORE_MODULES: dict[str, str] = {
+    "cortex-a15": "hardening.cores.cortex_a15",
+}
+# Armv7-A with LPAE and nothing else (board32.aarch32_release).
+ARM32_CORE_ARCHITECTURE: dict[str, str] = {
+    "cortex-a15": "armv7-a",
+}
+
 # ArmRelease extensions of each base architecture, without the studied features.
 # A checkpoint is booted for one architecture and restored only into cores of
 # the same one, because the ID registers the guest saw at boot are in it.
@@ -87,7 +97,16 @@ def check_core(name: str) -> str:
     return name
 
 
+def check_arm32_core(name: str) -> str:
+    if name not in ARM32_CORE_MODULES:
+        raise UnknownName(f"unknown 32-bit core '{name}'; valid: "
+                          f"{', '.join(ARM32_CORE_MODULES)}")
+    return name
+
+
 def architecture_of(core: str) -> str:
+    if core in ARM32_CORE_ARCHITECTURE:
+        return ARM32_CORE_ARCHITECTURE[core]
     return CORE_ARCHITECTURE[check_core(core)]
 
 

@@ -26,6 +26,7 @@ from m5.objects import (
 )
 
 from gem5.components.memory.abstract_memory_system import AbstractMemorySystem
+from gem5.components.memory.dram_interfaces.ddr3 import DDR3_1600_8x8
 from gem5.components.memory.dram_interfaces.ddr4 import DDR4_2400_8x8
 from gem5.components.memory.dram_interfaces.ddr5 import DDR5_4400_4x8
 from gem5.components.memory.memory import ChanneledMemory
@@ -95,7 +96,8 @@ def ddr4_single_channel(size: str) -> AbstractMemorySystem:
     return SingleChannelDDR4_2400(size=size)
 
 
-DRAM_INTERFACES = {"DDR4-2400": DDR4_2400_8x8, "DDR5-4400": DDR5_4400_4x8}
+DRAM_INTERFACES = {"DDR3-1600": DDR3_1600_8x8, "DDR4-2400": DDR4_2400_8x8,
+                   "DDR5-4400": DDR5_4400_4x8}
 
 
 def dram(interface: str, channels: int) -> Callable[[str], AbstractMemorySystem]:
@@ -116,6 +118,9 @@ class CoreModel:
 
     ``native_features`` records which of the studied hardening features the
     real core has; runs may switch on others, and results record both.
+    ``make_l3`` is None for a core whose cluster ends at a shared L2 (the
+    32-bit board's Cortex-A15, ``caches.ClusterL1SharedL2``); every arm64
+    model has one.
     """
 
     name: str
@@ -126,7 +131,7 @@ class CoreModel:
     make_l1i: Callable[[], Cache]
     make_l1d: Callable[[], Cache]
     make_l2: Callable[[], Cache]
-    make_l3: Callable[[], Cache]
+    make_l3: Callable[[], Cache] | None = None
     make_memory: Callable[[str], AbstractMemorySystem] = ddr4_single_channel
     sysreg_timing: SysRegTiming = GEM5_TIMING
     notes: dict[str, str] = field(default_factory=dict)
