@@ -97,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     comparison.add_argument("names", nargs="*", help="results to compare (default: every CSV "
                             "in the re-run directory)")
     comparison.add_argument("--tolerances", type=Path, default=compare.TOLERANCES)
+    comparison.add_argument("--partial", action="store_true",
+                            help="the re-run holds only some runs: compare those, and do not "
+                            "count the runs it lacks")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
                         datefmt="%H:%M:%S")
@@ -109,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "compare":
         try:
             text, agreed = compare.report(compare.compare_dirs(
-                args.reference, args.new, compare.Tolerances.read(args.tolerances), args.names))
+                args.reference, args.new, compare.Tolerances.read(args.tolerances), args.names,
+                args.partial))
         except compare.BadComparison as err:
             logging.error("%s", err)
             return EXIT_FAILED

@@ -120,11 +120,17 @@ def _index(rows: Iterable[dict[str, str]]) -> dict[tuple[str, ...], dict[str, st
 
 
 def compare_rows(reference: list[dict[str, str]], new: list[dict[str, str]],
-                 tolerances: Tolerances) -> list[Outcome]:
+                 tolerances: Tolerances, partial: bool = False) -> list[Outcome]:
+    """Row by row. ``partial``: the re-run holds some of the reference's runs
+    (a reviewer's sample); the runs it lacks altogether are left out, while a
+    metric missing from a run it has still counts against it."""
     ref_rows, new_rows = _index(reference), _index(new)
+    runs_rerun = {coordinates[:-1] for coordinates in new_rows}
     outcomes = []
     for coordinates, ref in ref_rows.items():
         row = new_rows.get(coordinates)
+        if row is None and partial and coordinates[:-1] not in runs_rerun:
+            continue
         if row is None:
             outcomes.append(Outcome(coordinates, ref["value"], "", "missing",
                                     "not in the re-run"))
@@ -142,7 +148,8 @@ def compare_rows(reference: list[dict[str, str]], new: list[dict[str, str]],
 
 
 def compare_dirs(reference: Path, new: Path, tolerances: Tolerances,
-                 names: Iterable[str] = ()) -> dict[str, list[Outcome]]:
+                 names: Iterable[str] = (), partial: bool = False
+                 ) -> dict[str, list[Outcome]]:
     """Outcomes per results file that the re-run has (or the named ones)."""
     for directory in (reference, new):
         if not directory.is_dir():
@@ -157,7 +164,7 @@ def compare_dirs(reference: Path, new: Path, tolerances: Tolerances,
             missing = ref_path if not ref_path.is_file() else new_path
             raise BadComparison(f"{missing} does not exist")
         found[name] = compare_rows(collect.read_csv(ref_path), collect.read_csv(new_path),
-                                   tolerances)
+                                   tolerances, partial)
     return found
 
 

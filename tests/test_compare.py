@@ -59,6 +59,22 @@ def test_missing_rows_disagree_and_new_rows_are_listed(tmp_path: Path) -> None:
     assert "| probe | 3 | 1 | 0 | 0 | 1 | 1 |" in text
 
 
+def test_a_partial_rerun_is_judged_on_the_runs_it_has(tmp_path: Path) -> None:
+    reference = [_row("cycles", 1.0), _row("ipc", 2.0),
+                 _row("cycles", 5.0, workload="getppid")]
+    rerun = [_row("cycles", 1.0)]  # the invalid run only, and without its ipc
+    results = compare.compare_dirs(_write(tmp_path / "ref", reference),
+                                   _write(tmp_path / "new", rerun), compare.Tolerances.read(),
+                                   partial=True)
+    text, agreed = compare.report(results)
+    assert not agreed and "metric=ipc" in text and "workload=getppid" not in text
+    results = compare.compare_dirs(tmp_path / "ref",
+                                   _write(tmp_path / "new", [_row("cycles", 1.0),
+                                                             _row("ipc", 2.0)]),
+                                   compare.Tolerances.read(), partial=True)
+    assert compare.report(results)[1]
+
+
 def test_bad_tolerance_file_is_refused(tmp_path: Path) -> None:
     bad = tmp_path / "tolerances.toml"
     bad.write_text('default = 0.03\n[metrics]\ncycles = "loose"\n')
