@@ -87,3 +87,12 @@ def test_the_committed_results_agree_with_themselves() -> None:
     text, agreed = compare.report(compare.compare_dirs(results, results,
                                                        compare.Tolerances.read()))
     assert agreed, text
+
+
+def test_the_runs_redone_on_a_second_machine_are_identical() -> None:
+    results = Path(__file__).resolve().parent.parent / "results"
+    outcomes = compare.compare_dirs(results, results / "checks" / "cross-machine",
+                                    compare.Tolerances.read(), partial=True)
+    text, agreed = compare.report(outcomes)
+    assert agreed, text
+    assert all(o.verdict == "identical" for found in outcomes.values() for o in found)
