@@ -38,6 +38,9 @@ OPS_LINE = re.compile(r"\bops=(\d+)\b")
 # populated its memory, beside how many it asked for: which folio size a run
 # measured (-1: the kernel's counter could not be read).
 FOLIOS_LINE = re.compile(r"\bfolios_64k=(-?\d+) of (\d+)\b")
+# The 32-bit init's line per run (disk-image/arm32-initramfs/init.c): its
+# calls and the guest's CLOCK_MONOTONIC nanoseconds around them.
+ARM32_RUN_LINE = re.compile(r"^c3-getppid run=\d+ calls=(\d+) ns=(\d+) ", re.MULTILINE)
 
 
 class BadOutput(RuntimeError):
@@ -120,6 +123,33 @@ def benchmark_metrics(spec: RunSpec, raw: Path) -> tuple[list[stats.Metric], flo
     return metrics + guest_reported(console), stats.host_rate(dumps[0])
 
 
+def arm32_metrics(spec: RunSpec, raw: Path) -> list[tuple[list[stats.Metric], float | None]]:
+    """Each run of the 32-bit init's getppid loop: the metrics of its own
+    statistics dump (the init resets before and dumps after each run; gem5's
+    dump at exit comes after them), and the guest's own clock for the run,
+    m5 operations included, as the init's QEMU runs time it."""
+    _, calls, repeats = (int(c) for c in spec.workload.args)
+    console = (raw / "m5out" / CONSOLE).read_text(errors="replace")
+    reported = [(int(c), int(ns)) for c, ns in ARM32_RUN_LINE.findall(console)]
+    if len(reported) != repeats or any(c != calls for c, _ in reported):
+        raise BadOutput(f"{spec.label}: the init reported {len(reported)} runs of "
+                        f"{sorted({c for c, _ in reported})} calls, expected {repeats} of "
+                        f"{calls}\n{tail(raw / 'm5out' / CONSOLE)}")
+    dumps = stats.read_dumps(raw / "m5out" / "stats.txt")
+    if len(dumps) < repeats:
+        raise BadOutput(f"{spec.label}: {len(dumps)} statistics dumps for {repeats} runs "
+                        f"({raw / 'm5out' / 'stats.txt'})")
+    measured = []
+    for dump, (_, guest_ns) in zip(dumps[:repeats], reported):
+        try:
+            metrics = stats.region_metrics(dump, calls, model_parts(spec))
+        except stats.MissingStats as err:
+            raise BadOutput(f"{spec.label}: {err} ({raw / 'm5out' / 'stats.txt'})") from err
+        metrics.append(stats.Metric("guest_ns_per_iteration", guest_ns / calls, "ns"))
+        measured.append((metrics, stats.host_rate(dump)))
+    return measured
+
+
 def selftest_metrics(spec: RunSpec, raw: Path) -> list[stats.Metric]:
     """The verdict of the selftest the run's console frames (a test that fails
     is a result, not an error; a test that never ends is an error)."""
@@ -144,19 +174,25 @@ def selftest_metrics(spec: RunSpec, raw: Path) -> list[stats.Metric]:
 
 def rows_for(spec: RunSpec, raw: cache.Entry) -> list[dict[str, object]]:
     """Every row one run gives: a metric each, with coordinates and provenance."""
+    # (sample, metrics, host rate) for each measurement the run holds: one,
+    # except a 32-bit run, whose guest runs are its samples 0, 1, ...
     if spec.workload.kind == "selftests":
-        metrics, rate = selftest_metrics(spec, raw.path), None
+        measured = [(spec.sample, selftest_metrics(spec, raw.path), None)]
+    elif spec.arm32:
+        measured = [(k, m, r) for k, (m, r) in enumerate(arm32_metrics(spec, raw.path))]
     else:
-        metrics, rate = benchmark_metrics(spec, raw.path)
+        measured = [(spec.sample, *benchmark_metrics(spec, raw.path))]
     common = {
         "experiment": spec.experiment, "run": raw.key, "cpu": spec.cpu,
         "core": spec.core if spec.cpu == "o3" else "",
         "cores": spec.cores, "nodes": spec.nodes, "variant": spec.variant, "features": "+".join(spec.features) or "none",
         "kernel_args": " ".join(spec.kernel_args),
         "params": " ".join(spec.params), "workload": spec.workload.name,
-        "sample": spec.sample, **provenance(raw.path), "host_inst_rate": "" if rate is None else rate,
+        **provenance(raw.path),
     }
-    return [{**common, "metric": m.name, "value": m.value, "unit": m.unit} for m in metrics]
+    return [{**common, "sample": sample, "host_inst_rate": "" if rate is None else rate,
+             "metric": m.name, "value": m.value, "unit": m.unit}
+            for sample, metrics, rate in measured for m in metrics]
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:

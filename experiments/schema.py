@@ -72,6 +72,8 @@ MATRIX: dict[str, Type] = {
     "params": LISTS, "kernel_args": LISTS,
     # NUMA nodes the cores are split over, e.g. [1, 2].
     "nodes": INTEGERS,
+    # Machine sizes, every run on each (instead of the top-level core_count).
+    "core_counts": INTEGERS,
 }
 MATRIX_REQUIRED = ("cores", "variants", "features")
 WORKLOAD: dict[str, Type] = {

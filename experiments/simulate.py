@@ -31,10 +31,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builders import cache, disk, gem5, kernel
+from builders import cache, disk, gem5, initramfs, kernel
 from builders.process import run
 from experiments import backends
-from experiments.spec import REPO_ROOT, RunSpec, catalog
+from experiments.spec import REPO_ROOT, RunSpec, catalog, variant_is_arm32
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +75,10 @@ class Builds:
     disk: cache.Entry
     kernels: dict[str, cache.Entry]
     configs: cache.Entry
+    # The 32-bit board's guest side (boot.arm, the initramfs): only when a
+    # 32-bit kernel variant runs.
+    arm32_tools: cache.Entry | None = None
+    initramfs: cache.Entry | None = None
 
     @property
     def gem5_binary(self) -> Path:
@@ -88,16 +92,28 @@ class Builds:
     def run_script(self) -> Path:
         return self.configs.path / "run.py"
 
+    def guest(self, variant: str) -> tuple[cache.Entry, cache.Entry]:
+        """The guest tools and the disk a variant's runs use: for a 32-bit
+        variant, the 32-bit bootloader and the initramfs (the provenance
+        columns gem5_tools_build and disk_build name these)."""
+        if not variant_is_arm32(variant, variant):
+            return self.tools, self.disk
+        if self.arm32_tools is None or self.initramfs is None:
+            raise RuntimeError(f"kernel variant {variant} is 32-bit: its runs need boot.arm "
+                               "and the initramfs, which these builds lack")
+        return self.arm32_tools, self.initramfs
+
     def guest_provenance(self, variant: str) -> dict[str, str]:
         """What the guest side of a run was: kernel, disk, guest tools."""
         kernel_entry = self.kernels[variant]
+        tools, guest_disk = self.guest(variant)
         return {
             "kernel_variant": variant,
             "kernel_source": " ".join(
                 str(v) for v in kernel_entry.manifest()["inputs"]["source"].values()),
             "kernel_build": kernel_entry.key,
-            "disk_build": self.disk.key,
-            "gem5_tools_build": self.tools.key,
+            "disk_build": guest_disk.key,
+            "gem5_tools_build": tools.key,
         }
 
 
@@ -157,6 +173,8 @@ def ensure_builds(variants: Sequence[str], jobs: int, simulator: bool = True) ->
              "; ".join(missing) if missing else "none")
     gem5_patches = REPO_ROOT / "gem5-patches"
     tools = gem5.ensure_tools(gem5_patches, jobs)
+    # boot.arm and the initramfs take seconds to build.
+    arm32 = any(variant_is_arm32(v, v) for v in variants)
     return Builds(
         gem5=(gem5.ensure_gem5(gem5_patches, jobs) if simulator
               else gem5.gem5_entry(gem5_patches)),
@@ -165,6 +183,8 @@ def ensure_builds(variants: Sequence[str], jobs: int, simulator: bool = True) ->
         kernels={v: kernel.ensure_kernel(REPO_ROOT / "kernel-patches", v, jobs)
                  for v in variants},
         configs=snapshot_configs(),
+        arm32_tools=gem5.ensure_arm32_tools(gem5_patches) if arm32 else None,
+        initramfs=initramfs.ensure_initramfs(REPO_ROOT / "disk-image") if arm32 else None,
     )
 
 
@@ -177,9 +197,16 @@ def cached_builds(variants: Sequence[str], jobs: int = 2) -> Builds | None:
     kernels = {v: kernel.kernel_entry(REPO_ROOT / "kernel-patches", v) for v in variants}
     if not (tools.exists() and simulator.exists() and all(k.exists() for k in kernels.values())):
         return None
+    arm32_tools = None
+    if any(variant_is_arm32(v, v) for v in variants):
+        arm32_tools = gem5.arm32_tools_entry(gem5_patches)
+        if not arm32_tools.exists():
+            return None
     return Builds(gem5=simulator, tools=tools,
                   disk=disk.ensure_disk(REPO_ROOT / "disk-image", tools, jobs),
-                  kernels=kernels, configs=snapshot_configs())
+                  kernels=kernels, configs=snapshot_configs(), arm32_tools=arm32_tools,
+                  initramfs=(initramfs.ensure_initramfs(REPO_ROOT / "disk-image")
+                             if arm32_tools else None))
 
 
 # --- what gem5 runs ---------------------------------------------------------
@@ -264,6 +291,14 @@ def _files(builds: Builds, variant: str) -> list[Arg]:
             "--bootloader", CachedFile(builds.tools, BOOTLOADER)]
 
 
+def _arm32_files(builds: Builds, variant: str) -> list[Arg]:
+    """What the 32-bit board starts: the kernel, boot.arm and the initramfs."""
+    bootloader, guest = builds.guest(variant)
+    return ["--vmlinux", CachedFile(builds.kernels[variant], "vmlinux"),
+            "--bootloader", CachedFile(bootloader, gem5.ARM32_BOOTLOADER),
+            "--initramfs", CachedFile(guest, initramfs.IMAGE_NAME)]
+
+
 def _numa_args(spec: RunSpec) -> list[Arg]:
     # Named only when there are two nodes, so one-node keys stay what they were.
     return ["--numa-nodes", str(spec.nodes)] if spec.nodes > 1 else []
@@ -275,6 +310,16 @@ def boot_simulation(builds: Builds, spec: RunSpec) -> Simulation:
     architecture = catalog.architecture_of(spec.core)
     label = (f"boot{spec.machine_label} {spec.variant}{spec.cmdline_label} {architecture} "
              f"[{'+'.join(spec.features) or 'none'}]")
+    if spec.arm32:
+        # The init stops at its m5 checkpoint, before the loop: the counts come
+        # from the restore (m5 readfile), so every workload shares the boot.
+        args32: list[Arg] = [
+            "arm32", *_arm32_files(builds, spec.variant), "--memory", spec.memory,
+            "--cores", str(spec.cores), "--max-ticks", str(BOOT_MAX_TICKS),
+            *[a for k in spec.kernel_args for a in ("--kernel-arg", k)],
+            "--checkpoint-out", OutputDir("cpt")]
+        return Simulation("checkpoints", tuple(args32), label, spec.variant, BOOT_MAX_TICKS,
+                          builds)
     args: list[Arg] = [
         "boot", *_files(builds, spec.variant), "--architecture", architecture,
         "--features", ",".join(spec.features), "--memory", spec.memory,
@@ -290,6 +335,8 @@ def run_simulation(builds: Builds, spec: RunSpec, checkpoint: cache.Entry | None
     script; or (``from_reset``) boot on the run's own CPU with no checkpoint.
     ``check``: only build the run's model in gem5 (a bad parameter name fails
     in seconds, before any boot)."""
+    if spec.arm32:
+        return _arm32_run_simulation(builds, spec, checkpoint)
     if check:
         start: list[Arg] = ["measure", "--check", "--checkpoint", OutputDir("unused")]
     elif checkpoint is None:
@@ -310,6 +357,23 @@ def run_simulation(builds: Builds, spec: RunSpec, checkpoint: cache.Entry | None
           if spec.cpu == "atomic" and spec.workload.atomic_clock else [])]
     kind, label = ("model-checks", f"check {spec.label}") if check else ("runs", spec.label)
     return Simulation(kind, tuple(args), label, spec.variant, max_ticks, builds, checkpoint)
+
+
+def _arm32_run_simulation(builds: Builds, spec: RunSpec,
+                          checkpoint: cache.Entry | None) -> Simulation:
+    """Restore a 32-bit boot's checkpoint into the run's core model; the init
+    takes WARMUP CALLS RUNS from m5 readfile and brackets each run with m5
+    resetstats/dumpstats (one statistics dump per run)."""
+    if checkpoint is None:
+        raise ValueError(f"{spec.label}: a 32-bit run restores its boot's checkpoint")
+    max_ticks = int(spec.max_ms * 1e9)
+    args: list[Arg] = [
+        "arm32-measure", "--checkpoint", CachedFile(checkpoint, "cpt"),
+        *_arm32_files(builds, spec.variant), "--cpu", spec.cpu, "--core", spec.core,
+        "--memory", spec.memory, "--cores", str(spec.cores), "--max-ticks", str(max_ticks),
+        "--init-args", spec.init_args, *[a for p in spec.params for a in ("--param", p)]]
+    return Simulation("runs", tuple(args), spec.label, spec.variant, max_ticks, builds,
+                      checkpoint)
 
 
 # --- provenance -------------------------------------------------------------
@@ -335,15 +399,16 @@ class RepoState:
 def provenance_sidecar(simulation: Simulation, repo: RepoState, seconds: float,
                        started: float) -> dict[str, object]:
     builds = simulation.builds
+    tools, guest_disk = builds.guest(simulation.variant)
     return {
         "repo_commit": repo.commit,
         "repo_dirty": repo.dirty,
         "gem5_version": gem5.GEM5_VERSION,
         "gem5_build": builds.gem5.key,
-        "gem5_tools_build": builds.tools.key,
+        "gem5_tools_build": tools.key,
         "kernel_variant": simulation.variant,
         "kernel_build": builds.kernels[simulation.variant].key,
-        "disk_build": builds.disk.key,
+        "disk_build": guest_disk.key,
         "checkpoint": simulation.checkpoint.key if simulation.checkpoint else "",
         "configs_hash": builds.configs_digest[:16],
         "host": platform.node(),

@@ -26,6 +26,14 @@ KINDS = ("benchmark", "selftests")
 # start the benchmark at different page colours as well as different pages.
 LAYOUT_STEP_KIB = 1024 + 17 * 4
 SELFTEST_LIST = REPO_ROOT / "disk-image" / "selftests" / "list"
+# The 32-bit guest (disk-image/arm32-initramfs) has one program, its /init: the
+# getppid loop, WARMUP CALLS RUNS. Its workloads name it as their benchmark.
+ARM32_BENCHMARK = "c3-getppid"
+# The init keeps its runs' times until the end (MAX_GEM5_RUNS in init.c).
+ARM32_MAX_RUNS = 64
+# Model parameters run.py arm32-measure takes (no sysreg table: AArch32 has none).
+ARM32_PARAM_ROOTS = ("cpu", "l1i", "l1d", "l2", "walker")
+KERNEL_PATCHES = REPO_ROOT / "kernel-patches"
 
 
 @dataclass(frozen=True)
@@ -84,6 +92,17 @@ class RunSpec:
         sample = f" #{self.sample}" if self.sample else ""
         return (f"{where}{self.machine_label}{reset} {self.variant}{self.cmdline_label} "
                 f"[{features}] {self.workload.name}{params}{sample}")
+
+    @property
+    def arm32(self) -> bool:
+        """A run on the 32-bit board (hardening/board32.py): its core is a 32-bit
+        core model, its kernel a 32-bit variant, its guest the initramfs."""
+        return self.core in catalog.ARM32_CORE_MODULES
+
+    @property
+    def init_args(self) -> str:
+        """The 32-bit init's ``WARMUP CALLS RUNS`` (run.py arm32-measure --init-args)."""
+        return " ".join(self.workload.args)
 
     @property
     def machine_label(self) -> str:
@@ -214,20 +233,9 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
     if kind == "benchmark" and cpus != ["o3"]:
         raise BadExperiment(f"{path}: benchmarks measure the detailed (o3) core only")
     for core in matrix["cores"]:
-        try:
-            catalog.check_core(core)
-        except catalog.UnknownName as err:
-            raise BadExperiment(f"{path}: {err}") from err
-    patch_root = REPO_ROOT / "kernel-patches"
+        check_any_core(f"{path}", core)
     for variant in matrix["variants"]:
-        try:
-            arch = kernel.variant_arch(patch_root, variant)
-        except kernel.UnknownVariant as err:
-            raise BadExperiment(f"{path}: {err}") from err
-        if arch.name != "arm64":
-            raise BadExperiment(f"{path}: kernel variant '{variant}' is for {arch.name}; the "
-                                "simulated machines boot arm64 kernels (the 32-bit variants "
-                                "run on QEMU: python -m experiments.qemu_arm32)")
+        variant_is_arm32(f"{path}", variant)
     try:
         feature_sets = [catalog.parse_features(f) for f in matrix["features"]]
     except catalog.UnknownName as err:
@@ -266,12 +274,15 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
             if value not in names_of[key]:
                 raise BadExperiment(f"{path}: [[exclude]] #{number}: {key} '{value}' is not "
                                     f"in the experiment (valid: {', '.join(names_of[key])})")
-    core_count = data.get("core_count", 1)
+    if "core_count" in data and "core_counts" in matrix:
+        raise BadExperiment(f"{path}: give 'core_count' or [matrix] 'core_counts', not both")
+    core_counts = matrix.get("core_counts", [data.get("core_count", 1)])
     node_counts = matrix.get("nodes", [1])
-    if not node_counts or len(set(node_counts)) != len(node_counts):
-        raise BadExperiment(f"{path}: [matrix] 'nodes' must list distinct node counts, "
-                            f"got {node_counts}")
-    for nodes in node_counts:
+    for key, counts in (("core_counts", core_counts), ("nodes", node_counts)):
+        if len(set(counts)) != len(counts):
+            raise BadExperiment(f"{path}: [matrix] '{key}' must list distinct counts, "
+                                f"got {counts}")
+    for core_count, nodes in itertools.product(core_counts, node_counts):
         try:
             catalog.check_topology(core_count, nodes)
         except catalog.BadTopology as err:
@@ -285,9 +296,9 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
                 variant=variant, features=features, params=params, workload=workload,
                 memory=data.get("memory", "1GiB"), cores=core_count, nodes=nodes, max_ms=max_ms,
                 cpu=cpu, kernel_args=cmdline, sample=sample)
-        for cpu, core, variant, features, cmdline, nodes, params, workload, sample in
-        itertools.product(cpus, matrix["cores"], matrix["variants"], feature_sets, cmdlines,
-                          node_counts, param_sets, workloads, range(samples))
+        for cpu, core, variant, features, cmdline, core_count, nodes, params, workload, sample
+        in itertools.product(cpus, matrix["cores"], matrix["variants"], feature_sets, cmdlines,
+                             core_counts, node_counts, param_sets, workloads, range(samples))
         # The atomic CPU has no core model: one run, not one per core.
         if cpu == "o3" or core == matrix["cores"][0]]
     if len(set(every)) != len(every):
@@ -295,6 +306,8 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
         raise BadExperiment(f"{path}: the matrix names one run twice ({duplicate.label}); "
                             "remove the repeated entry")
     runs = tuple(r for r in every if not any(_matches(r, e) for e in excludes))
+    for run in runs:
+        check_run(f"{path}", run)
     return Experiment(name=name, description=data.get("description", ""),
                       quick=data.get("quick", False), runs=runs, kind=kind,
                       qemu_boots=data.get("qemu_boots", 1))
@@ -318,10 +331,7 @@ def derive(experiment: Experiment, cores: Sequence[str] = (),
     applied after its own (an override of a key the run already sets replaces
     it). Checked like an experiment file's entries."""
     for core in cores:
-        try:
-            catalog.check_core(core)
-        except catalog.UnknownName as err:
-            raise BadExperiment(f"--core: {err}") from err
+        check_any_core("--core", core)
     for text in params:
         check_param("--param", text)
     keys = {_override_key(t) for t in params}
@@ -331,6 +341,7 @@ def derive(experiment: Experiment, cores: Sequence[str] = (),
         # The atomic CPU has no core model: its runs keep their one core.
         for core in (cores if cores and run.cpu == "o3" else (run.core,)):
             candidate = replace(run, core=core, params=merged)
+            check_run(f"{experiment.name} (derived)", candidate)
             if candidate not in derived:
                 derived.append(candidate)
     what = " ".join([*(f"--core {c}" for c in cores), *(f"--param {p}" for p in params)])
@@ -362,6 +373,9 @@ def with_samples(experiment: Experiment, samples: int) -> Experiment:
     if samples > 1 and experiment.kind != "benchmark":
         raise BadExperiment(f"{experiment.name} is a {experiment.kind} experiment: layout "
                             "samples are for benchmarks")
+    if samples > 1 and any(run.arm32 for run in experiment.runs):
+        raise BadExperiment(f"{experiment.name}: layout samples are for the arm64 guest; a "
+                            "32-bit run repeats its calls within one simulation (RUNS)")
     runs = [replace(run, sample=k) for run in experiment.runs if run.sample == 0
             for k in range(samples)]
     return replace(experiment, runs=tuple(runs))
@@ -381,7 +395,81 @@ def selftests_available(listing: Path = SELFTEST_LIST) -> list[str]:
     return [line for line in lines if line]
 
 
+def check_any_core(where: str, core: str) -> None:
+    """An arm64 core model or a 32-bit one (which of them a run may use is
+    ``check_run``'s question)."""
+    if core in catalog.ARM32_CORE_MODULES:
+        return
+    try:
+        catalog.check_core(core)
+    except catalog.UnknownName as err:
+        raise BadExperiment(f"{where}: {err}, or a 32-bit one: "
+                            f"{', '.join(catalog.ARM32_CORE_MODULES)}") from err
+
+
+def variant_is_arm32(where: str, variant: str) -> bool:
+    """Whether a kernel variant is for 32-bit Arm (its ``arch`` file says ``arm``);
+    arm64 and arm are the architectures the simulated boards boot."""
+    try:
+        arch = kernel.variant_arch(KERNEL_PATCHES, variant)
+    except kernel.UnknownVariant as err:
+        raise BadExperiment(f"{where}: {err}") from err
+    if arch.name not in ("arm64", "arm"):
+        raise BadExperiment(f"{where}: kernel variant '{variant}' is for {arch.name}; the "
+                            "simulated boards boot arm64 and 32-bit arm kernels")
+    return arch.name == "arm"
+
+
+def check_run(where: str, run: RunSpec) -> None:
+    """A run the boards can make: a 32-bit core with a 32-bit kernel and its
+    initramfs's getppid loop, on one node, with none of the arm64 features;
+    an arm64 core with an arm64 kernel. Checked before anything is built."""
+    arm32_kernel = variant_is_arm32(where, run.variant)
+    if run.arm32 != arm32_kernel:
+        raise BadExperiment(
+            f"{where}: core '{run.core}' is {'a 32-bit' if run.arm32 else 'an arm64'} core "
+            f"and kernel variant '{run.variant}' is {'32-bit arm' if arm32_kernel else 'arm64'}; "
+            f"32-bit variants run on {', '.join(catalog.ARM32_CORE_MODULES)}, arm64 ones on "
+            f"{', '.join(catalog.CORE_MODULES)}")
+    if not run.arm32:
+        if run.workload.benchmark == ARM32_BENCHMARK:
+            raise BadExperiment(f"{where}: workload {run.workload.name}: '{ARM32_BENCHMARK}' is "
+                                "the 32-bit initramfs's loop; it runs on a 32-bit core")
+        return
+    if run.features:
+        raise BadExperiment(f"{where}: features {','.join(run.features)} are arm64 features; "
+                            f"a 32-bit run ({run.core}, {run.variant}) takes none (the "
+                            "kernel variant decides its PAN)")
+    if run.nodes != 1:
+        raise BadExperiment(f"{where}: the 32-bit board has one NUMA node, got {run.nodes}")
+    if run.cpu != "o3" or run.workload.kind != "benchmark" or run.workload.from_reset:
+        raise BadExperiment(f"{where}: a 32-bit run restores its boot's checkpoint into the "
+                            "o3 core model and runs the getppid benchmark")
+    for text in run.params:
+        root = text.partition("=")[0].split(".", 1)[0]
+        if root not in ARM32_PARAM_ROOTS:
+            raise BadExperiment(f"{where}: parameter '{text}': a 32-bit run takes the roots "
+                                f"{', '.join(ARM32_PARAM_ROOTS)}")
+    workload = run.workload
+    counts = workload.args
+    if workload.benchmark != ARM32_BENCHMARK or len(counts) != 3 or not all(
+            c.isdigit() for c in counts):
+        raise BadExperiment(f"{where}: workload {workload.name}: a 32-bit run's benchmark is "
+                            f"'{ARM32_BENCHMARK}' (the initramfs's /init) with args "
+                            "[WARMUP, CALLS, RUNS]")
+    _, calls, repeats = (int(c) for c in counts)
+    if not (calls > 0 and 0 < repeats <= ARM32_MAX_RUNS and workload.iterations == calls):
+        raise BadExperiment(f"{where}: workload {workload.name}: CALLS must be positive and "
+                            f"equal 'iterations', RUNS 1 to {ARM32_MAX_RUNS}; got args "
+                            f"{list(counts)}, iterations {workload.iterations}")
+    if run.sample:
+        raise BadExperiment(f"{where}: layout samples are for the arm64 guest; a 32-bit run "
+                            "repeats its calls within one simulation (RUNS)")
+
+
 def _check_workload(path: Path, workload: Workload) -> None:
+    if workload.benchmark == ARM32_BENCHMARK:
+        return  # the 32-bit init; check_run checks its arguments
     if workload.kind == "selftests":
         tests = selftests_available()
         # kunit/<suite>: a KUnit suite the kernel ran at boot (run-selftest).
