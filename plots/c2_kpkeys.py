@@ -25,8 +25,7 @@ ARMS = (("kpkeys-pgtables", "unbatched, POE", "pac+pan+poe"),
         ("kpkeys-pgtables-batched", "batched, POE", "pac+pan+poe"),
         ("kpkeys-pgtables-mock", "unbatched, mock", "pac+pan"),
         ("kpkeys-pgtables-batched-mock", "batched, mock", "pac+pan"))
-WORKLOADS = (("fork-4k", "fork\n4 KiB folios"), ("fork-64k", "fork\n64 KiB folios"),
-             ("munmap-4k", "munmap\n4 KiB folios"), ("munmap-64k", "munmap\n64 KiB folios"))
+WORKLOADS = (("fork-4k", "fork\n4 KiB folios"), ("munmap-4k", "munmap\n4 KiB folios"))
 COUNTERS = (("instructions_per_iteration", "instructions"),
             ("serializing_instructions", "serialising instructions"))
 
