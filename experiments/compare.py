@@ -115,8 +115,13 @@ def compare_value(reference: str, new: str, same_builds: bool,
     return ("within" if close else "deviates"), rule + (f" or {floor:g}" if floor else "")
 
 
+# Coordinates older results files lack, with the value every row of theirs had
+# (a file from before layout samples held sample 0 only).
+OLDER_FILES = {**collect.LATER_COORDINATES, "sample": "0"}
+
+
 def _index(rows: Iterable[dict[str, str]]) -> dict[tuple[str, ...], dict[str, str]]:
-    return {tuple(r.get(c, "") for c in JOIN): r for r in rows}
+    return {tuple(r.get(c) or OLDER_FILES.get(c, "") for c in JOIN): r for r in rows}
 
 
 def compare_rows(reference: list[dict[str, str]], new: list[dict[str, str]],

@@ -96,3 +96,16 @@ def test_the_runs_redone_on_a_second_machine_are_identical() -> None:
     text, agreed = compare.report(outcomes)
     assert agreed, text
     assert all(o.verdict == "identical" for found in outcomes.values() for o in found)
+
+
+def test_an_older_file_without_the_later_coordinates_still_joins(tmp_path: Path) -> None:
+    old = {"experiment": "probe", "run": "r1", "cpu": "o3", "core": "cortex-a76",
+           "variant": "baseline", "features": "pan", "workload": "invalid",
+           "metric": "cycles", "value": 1.0, **BUILDS}
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    with (ref / "probe.csv").open("w") as handle:
+        handle.write(",".join(old) + "\n" + ",".join(str(v) for v in old.values()) + "\n")
+    results = compare.compare_dirs(ref, _write(tmp_path / "new", [_row("cycles", 1.0)]),
+                                   compare.Tolerances.read())
+    assert compare.report(results)[1]
