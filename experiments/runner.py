@@ -82,11 +82,9 @@ def run_experiments(experiments: Sequence[Experiment], builds: Builds, runner: G
     log.info("%d runs: %d cached, %d to simulate (up to %d at a time)", len(planned),
              len(planned) - len(pending), len(pending), jobs)
     failures: list[str] = []
-    # run.py arm32-measure has no model check: a 32-bit run's model is built
-    # (and a bad --param refused) when the run starts, after its boot.
     checks = list({c.entry().key: c for c in (
         simulate.run_simulation(builds, p.spec, None, check=True)
-        for p in pending if p.spec.cpu == "o3" and not p.spec.arm32)}.values())
+        for p in pending if p.spec.cpu == "o3")}.values())
     if checks:
         log.info("checking %d distinct models in gem5 (no simulation)", len(checks))
         _in_parallel(runner, jobs, checks, runner.simulate, lambda s: s.label,

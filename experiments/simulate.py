@@ -336,7 +336,7 @@ def run_simulation(builds: Builds, spec: RunSpec, checkpoint: cache.Entry | None
     ``check``: only build the run's model in gem5 (a bad parameter name fails
     in seconds, before any boot)."""
     if spec.arm32:
-        return _arm32_run_simulation(builds, spec, checkpoint)
+        return _arm32_run_simulation(builds, spec, checkpoint, check)
     if check:
         start: list[Arg] = ["measure", "--check", "--checkpoint", OutputDir("unused")]
     elif checkpoint is None:
@@ -359,21 +359,25 @@ def run_simulation(builds: Builds, spec: RunSpec, checkpoint: cache.Entry | None
     return Simulation(kind, tuple(args), label, spec.variant, max_ticks, builds, checkpoint)
 
 
-def _arm32_run_simulation(builds: Builds, spec: RunSpec,
-                          checkpoint: cache.Entry | None) -> Simulation:
+def _arm32_run_simulation(builds: Builds, spec: RunSpec, checkpoint: cache.Entry | None,
+                          check: bool) -> Simulation:
     """Restore a 32-bit boot's checkpoint into the run's core model; the init
     takes WARMUP CALLS RUNS from m5 readfile and brackets each run with m5
-    resetstats/dumpstats (one statistics dump per run)."""
-    if checkpoint is None:
+    resetstats/dumpstats (one statistics dump per run). ``check``: only build
+    the model."""
+    if check:
+        start: list[Arg] = ["arm32-measure", "--check", "--checkpoint", OutputDir("unused")]
+    elif checkpoint is None:
         raise ValueError(f"{spec.label}: a 32-bit run restores its boot's checkpoint")
+    else:
+        start = ["arm32-measure", "--checkpoint", CachedFile(checkpoint, "cpt")]
     max_ticks = int(spec.max_ms * 1e9)
     args: list[Arg] = [
-        "arm32-measure", "--checkpoint", CachedFile(checkpoint, "cpt"),
-        *_arm32_files(builds, spec.variant), "--cpu", spec.cpu, "--core", spec.core,
+        *start, *_arm32_files(builds, spec.variant), "--cpu", spec.cpu, "--core", spec.core,
         "--memory", spec.memory, "--cores", str(spec.cores), "--max-ticks", str(max_ticks),
         "--init-args", spec.init_args, *[a for p in spec.params for a in ("--param", p)]]
-    return Simulation("runs", tuple(args), spec.label, spec.variant, max_ticks, builds,
-                      checkpoint)
+    kind, label = ("model-checks", f"check {spec.label}") if check else ("runs", spec.label)
+    return Simulation(kind, tuple(args), label, spec.variant, max_ticks, builds, checkpoint)
 
 
 # --- provenance -------------------------------------------------------------

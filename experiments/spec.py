@@ -31,8 +31,8 @@ SELFTEST_LIST = REPO_ROOT / "disk-image" / "selftests" / "list"
 ARM32_BENCHMARK = "c3-getppid"
 # The init keeps its runs' times until the end (MAX_GEM5_RUNS in init.c).
 ARM32_MAX_RUNS = 64
-# Model parameters run.py arm32-measure takes (no sysreg table: AArch32 has none).
-ARM32_PARAM_ROOTS = ("cpu", "l1i", "l1d", "l2", "walker")
+# Model parameters run.py arm32-measure takes (sysreg: the A32 MCR/MRC/ISB timing).
+ARM32_PARAM_ROOTS = ("cpu", "l1i", "l1d", "l2", "walker", "sysreg")
 KERNEL_PATCHES = REPO_ROOT / "kernel-patches"
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -165,8 +166,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--core", default="cortex-a15",
                    help=f"32-bit core model: {', '.join(catalog.ARM32_CORE_MODULES)}")
     p.add_argument("--param", action="append", default=[],
-                   help="override a model parameter (o3 only), e.g. cpu.numROBEntries=64; "
-                   "roots: cpu, l1i, l1d, l2, walker")
+                   help="override a model parameter (o3 only), e.g. cpu.numROBEntries=64 "
+                   "or sysreg.dacr.write_latency=10; roots: cpu, l1i, l1d, l2, walker, sysreg")
+    p.add_argument("--check", action="store_true",
+                   help="build the model, report bad names, and stop before simulating "
+                   "(the checkpoint is not read)")
     p.add_argument("--max-ticks", type=int, default=0,
                    help="stop with exit status 5 after this many ticks (0: no limit)")
     p.add_argument("--check-ticks", type=int, default=CHECK_TICKS)
@@ -261,12 +265,15 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
     return board, description
 
 
-def run_simulation(board, args: argparse.Namespace, script: str,
-                   checkpoint: Path | None) -> tuple[ExitEvent, str, Simulator]:
-    set_workload(board, args.vmlinux, args.disk, args.bootloader, script, checkpoint,
-                 (*args.kernel_arg, *kernel_args(catalog.parse_features(args.features),
-                                                 args.memory)))
-    limit = TickLimit(board, args.max_ticks, check_ticks=args.check_ticks)
+def is_guest_panic(cause: str) -> bool:
+    return "panic" in cause.lower() or "oops" in cause.lower()
+
+
+def simulate(board, args: argparse.Namespace,
+             until: Callable[[], bool] | None = None) -> tuple[Simulator, TickLimit, str]:
+    """Instantiate the board and simulate until an exit event main() decides
+    on, the tick limit, or ``until`` holds; the exit event's cause."""
+    limit = TickLimit(board, args.max_ticks, check_ticks=args.check_ticks, until=until)
     simulator = Simulator(board=board, on_exit_event={
         **stop_on(STOP_EVENTS), ExitEvent.SCHEDULED_TICK: limit.on_tick_exit()})
     # The limit counts from the run's first tick, which a restore sets.
@@ -277,13 +284,21 @@ def run_simulation(board, args: argparse.Namespace, script: str,
     except NotImplementedError:
         # gem5 v24's stdlib cannot name the exit event that its own guest
         # panic/oops detection raises ("Kernel panic in simulated kernel").
-        cause = simulator.get_last_exit_event_cause()
-        if "panic" in cause.lower() or "oops" in cause.lower():
-            return ExitEvent.KERNEL_PANIC, cause, simulator
-        raise
+        if not is_guest_panic(simulator.get_last_exit_event_cause()):
+            raise
+    return simulator, limit, simulator.get_last_exit_event_cause()
+
+
+def run_simulation(board, args: argparse.Namespace, script: str,
+                   checkpoint: Path | None) -> tuple[ExitEvent, str, Simulator]:
+    set_workload(board, args.vmlinux, args.disk, args.bootloader, script, checkpoint,
+                 (*args.kernel_arg, *kernel_args(catalog.parse_features(args.features),
+                                                 args.memory)))
+    simulator, limit, cause = simulate(board, args)
+    if is_guest_panic(cause):
+        return ExitEvent.KERNEL_PANIC, cause, simulator
     if limit.reached:
         return ExitEvent.MAX_TICK, "tick limit", simulator
-    cause = simulator.get_last_exit_event_cause()
     return ExitEvent.translate_exit_status(cause), cause, simulator
 
 
@@ -312,17 +327,8 @@ def run_arm32(args: argparse.Namespace) -> int:
         "checkpoint_out": str(args.checkpoint_out) if args.checkpoint_out else None,
     }, indent=2) + "\n")
     console = ConsoleWatch(Path(m5.options.outdir) / "board.terminal")
-    limit = TickLimit(board, args.max_ticks, check_ticks=args.check_ticks,
-                      until=lambda: console.last_line() is not None)
-    simulator = Simulator(board=board, on_exit_event={
-        **stop_on(STOP_EVENTS), ExitEvent.SCHEDULED_TICK: limit.on_tick_exit()})
-    simulator._instantiate()
-    limit.begin()
-    try:
-        simulator.run()
-    except NotImplementedError:
-        pass  # as in run_simulation: the stdlib cannot name gem5's guest panic exit
-    cause = simulator.get_last_exit_event_cause()
+    simulator, limit, cause = simulate(board, args,
+                                       until=lambda: console.last_line() is not None)
     last = console.last_line()
     if args.checkpoint_out and ExitEvent.translate_exit_status(cause) == ExitEvent.CHECKPOINT:
         simulator.save_checkpoint(args.checkpoint_out)
@@ -332,7 +338,7 @@ def run_arm32(args: argparse.Namespace) -> int:
     if limit.done and last is not None:
         print(f"guest finished at tick {simulator.get_current_tick()}: {last}")
         return EXIT_GUEST_FAILED if " error: " in last else EXIT_OK
-    if "panic" in cause.lower() or "oops" in cause.lower():
+    if is_guest_panic(cause):
         print(f"error: {cause} (the kernel log is in board.workload.dmesg)", file=sys.stderr)
         return EXIT_KERNEL_PANIC
     if limit.reached:
@@ -353,20 +359,23 @@ def build_arm32(args: argparse.Namespace) -> tuple[Arm32Board, dict]:
                            memory=ddr4_single_channel(args.memory), cache_hierarchy=NoCache())
         return board, {"cpu": "atomic", "core": None, "clock": args.atomic_clock}
     model = load_arm32_core(args.core)
+    sysreg_overrides, object_overrides = split_overrides(args.param)
+    timing = model.sysreg_timing.overridden(sysreg_overrides)
     processor = detailed_processor(model.make_cpu, args.cores)
     cpus = [core.get_simobject() for core in processor.get_cores()]
     for cpu in cpus:
         for decoder in cpu.decoder:
-            model.sysreg_timing.install(decoder)
+            timing.install(decoder)
     hierarchy = ClusterL1SharedL2(args.cores, model.make_l1i, model.make_l1d, model.make_l2)
     apply_overrides({"cpu": cpus, "l1i": hierarchy.l1i, "l1d": hierarchy.l1d,
-                     "l2": [hierarchy.l2], WALKER_ROOT: stage1_walkers(cpus)}, args.param)
+                     "l2": [hierarchy.l2], WALKER_ROOT: stage1_walkers(cpus)},
+                    object_overrides)
     board = Arm32Board(clk_freq=model.clock, processor=processor,
                        memory=model.make_memory(args.memory), cache_hierarchy=hierarchy)
     return board, {"cpu": "o3", "core": model.name, "summary": model.summary,
                    "clock": model.clock, "architecture": model.architecture,
                    "params": list(args.param),
-                   "sysreg_timing": model.sysreg_timing.as_dict(), "notes": model.notes}
+                   "sysreg_timing": timing.as_dict(), "notes": model.notes}
 
 
 def run_arm32_measure(args: argparse.Namespace) -> int:
@@ -385,6 +394,12 @@ def run_arm32_measure(args: argparse.Namespace) -> int:
     except (catalog.UnknownName, UnknownParameter, BadSysRegTiming, ValueError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
+    if args.check:
+        # As main()'s --check: the C++ objects check their own parameters.
+        board.set_initramfs_workload(args.vmlinux, args.bootloader, args.initramfs)
+        Simulator(board=board)._instantiate()
+        print("model ok")
+        return EXIT_OK
     outdir = Path(m5.options.outdir)
     # The kernel command line is the boot's (in the checkpoint's memory); this
     # one only fills the devicetree gem5 regenerates and the guest never reads.
@@ -397,19 +412,10 @@ def run_arm32_measure(args: argparse.Namespace) -> int:
         "extensions": [str(e) for e in board.release.extensions],
         "memory": args.memory, "cores": args.cores, "init_args": args.init_args,
     }, indent=2) + "\n")
-    limit = TickLimit(board, args.max_ticks, check_ticks=args.check_ticks)
-    simulator = Simulator(board=board, on_exit_event={
-        **stop_on(STOP_EVENTS), ExitEvent.SCHEDULED_TICK: limit.on_tick_exit()})
-    simulator._instantiate()
-    limit.begin()
-    try:
-        simulator.run()
-    except NotImplementedError:
-        pass  # as in run_simulation: the stdlib cannot name gem5's guest panic exit
-    cause = simulator.get_last_exit_event_cause()
+    simulator, limit, cause = simulate(board, args)
     console = ConsoleWatch(outdir / "board.terminal").read()
     if ExitEvent.translate_exit_status(cause) != ExitEvent.EXIT:
-        if "panic" in cause.lower() or "oops" in cause.lower():
+        if is_guest_panic(cause):
             print(f"error: {cause} (the kernel log is in board.workload.dmesg)",
                   file=sys.stderr)
             return EXIT_KERNEL_PANIC

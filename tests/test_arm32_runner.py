@@ -79,7 +79,7 @@ def test_the_definition_expands_to_variants_times_core_counts(tmp_path: Path) ->
      "32-bit core and kernel variant 'baseline' is arm64"),
     (('features = [""]', 'features = ["pan"]'), "arm64 features"),
     (('core_counts = [1, 2]', 'core_counts = [2]\nnodes = [2]'), "one NUMA node"),
-    (('core_counts = [1, 2]', 'core_counts = [1]\nparams = [["sysreg.isb_latency=3"]]'),
+    (('core_counts = [1, 2]', 'core_counts = [1]\nparams = [["l3.size=4MiB"]]'),
      "takes the roots"),
     (('args = ["1000", "2000", "5"]', 'args = ["1000", "2000"]'), "WARMUP, CALLS, RUNS"),
     (('iterations = 2000', 'iterations = 1000'), "equal 'iterations'"),
@@ -105,8 +105,9 @@ def test_derived_runs_are_checked_and_samples_refused(tmp_path: Path) -> None:
     with pytest.raises(BadExperiment, match="arm64 core"):
         spec.derive(experiment, ["cortex-a76"])
     with pytest.raises(BadExperiment, match="takes the roots"):
-        spec.derive(experiment, params=["sysreg.isb_latency=3"])
+        spec.derive(experiment, params=["l3.size=4MiB"])
     assert spec.derive(experiment, params=["cpu.numROBEntries=64"]).runs
+    assert spec.derive(experiment, params=["sysreg.dacr.write_latency=10"]).runs
     with pytest.raises(BadExperiment, match="layout samples"):
         spec.with_samples(experiment, 2)
 
