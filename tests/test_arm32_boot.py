@@ -86,3 +86,52 @@ def test_arm32_checkpoint_restores_into_the_a15_o3_model(tmp_path: Path) -> None
     assert len(result["runs"]) == 2
     assert all(run["cycles_per_call"] > run["instructions_per_call"] / 3
                for run in result["runs"])
+
+
+def _gem5_and_guest_or_skip(variant: str) -> tuple[Path, list[str]]:
+    simulator = _entry_or_skip(gem5.gem5_entry(REPO / "gem5-patches"), "gem5 ('make gem5')")
+    bootloader = _entry_or_skip(gem5.arm32_tools_entry(REPO / "gem5-patches"),
+                                "boot.arm ('python -m builders gem5-arm32')")
+    vmlinux = _entry_or_skip(kernel.kernel_entry(REPO / "kernel-patches", variant),
+                             f"kernel {variant} ('make kernel VARIANT={variant}')")
+    guest = _entry_or_skip(initramfs.initramfs_entry(REPO / "disk-image"),
+                           "the initramfs ('make initramfs')")
+    return simulator.path / "gem5.opt", [
+        "--vmlinux", str(vmlinux.path / "vmlinux"),
+        "--bootloader", str(bootloader.path / gem5.ARM32_BOOTLOADER),
+        "--initramfs", str(guest.path / "initramfs.cpio"), "--max-ticks", str(MAX_TICKS)]
+
+
+def _run_py(gem5_opt: Path, outdir: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(gem5_opt), f"--outdir={outdir}",
+                           str(REPO / "gem5-configs" / "run.py"), *args],
+                          capture_output=True, text=True, check=False)
+
+
+def test_the_dacr_timing_class_times_software_pan(tmp_path: Path) -> None:
+    """gem5 patch 0019 hands the A32 MCR to the timing table: with software
+    PAN every getppid() writes DACR on entry and on exit, so an extra write
+    latency of L cycles costs each call at least L more cycles. A relaxation
+    the patch does not allow is refused when the model is built."""
+    gem5_opt, common = _gem5_and_guest_or_skip("arm32-sw-pan")
+    checkpoint = tmp_path / "checkpoint"
+    boot = _run_py(gem5_opt, tmp_path / "boot", "arm32", *common,
+                   "--checkpoint-out", str(checkpoint))
+    assert boot.returncode == 0, boot.stderr[-2000:]
+    restore = [*common, "--checkpoint", str(checkpoint), "--init-args", "20 50 1"]
+    cycles = {}
+    for latency in (0, 40):
+        outdir = tmp_path / f"latency-{latency}"
+        done = _run_py(gem5_opt, outdir, "arm32-measure", *restore,
+                       "--param", f"sysreg.dacr.write_latency={latency}")
+        assert done.returncode == 0, done.stderr[-2000:]
+        model = json.loads((outdir / "model.json").read_text())
+        assert model["sysreg_timing"]["classes"]["dacr"]["write_latency"] == latency
+        run, = json.loads((outdir / "getppid.json").read_text())["runs"]
+        cycles[latency] = run["cycles_per_call"]
+    assert cycles[40] >= cycles[0] + 40, cycles
+    refused = _run_py(gem5_opt, tmp_path / "refused", "arm32-measure", *restore, "--check",
+                      "--param", "sysreg.ctl.regs=sctlr",
+                      "--param", "sysreg.ctl.write_serialize=false")
+    assert refused.returncode != 0
+    assert "MSR sctlr must stay serializing" in refused.stdout + refused.stderr
