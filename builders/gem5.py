@@ -19,6 +19,7 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -249,43 +250,43 @@ def _source(entry: cache.Entry, patch_dir: Path, options: Gem5BuildOptions,
     return src
 
 
-def ensure_tools(patch_dir: Path, jobs: int, repo: str | None = None) -> cache.Entry:
-    """The guest-side tools: static arm64 ``m5``, ``libm5.a`` + headers, bootloaders.
-
-    Kept apart from the simulator binary because they build in a minute, and the
-    disk image and benchmarks need them long before a cold gem5 build ends.
-    """
-    options = Gem5BuildOptions()
-    entry = tools_entry(patch_dir)
-    inputs = tools_inputs(patch_dir)
+def _ensure(entry: cache.Entry, inputs: dict[str, object], patch_dir: Path,
+            options: Gem5BuildOptions, repo: str | None,
+            fill: Callable[[Path, Path], None]) -> cache.Entry:
+    """``entry`` from the cache, or built in the patched work tree: ``fill(src,
+    out)`` builds in ``src`` and copies what the entry holds into ``out``."""
     if entry.usable():
         return entry
     with cache.locked(entry.root / "gem5" / "worktree.lock"):
         if entry.exists():
             return entry
         src = _source(entry, patch_dir, options, repo)
-        m5_out = build_m5(src, jobs)
         with entry.lock(), entry.staging(inputs) as out:
-            build_bootloaders(src, out)
-            shutil.copy2(m5_out / "m5", out / "m5")
-            shutil.copy2(m5_out / "libm5.a", out / "libm5.a")
-            shutil.copytree(src / "include", out / "include")
+            fill(src, out)
     return entry
+
+
+def ensure_tools(patch_dir: Path, jobs: int, repo: str | None = None) -> cache.Entry:
+    """The guest-side tools: static arm64 ``m5``, ``libm5.a`` + headers, bootloaders.
+
+    Kept apart from the simulator binary because they build in a minute, and the
+    disk image and benchmarks need them long before a cold gem5 build ends.
+    """
+    def fill(src: Path, out: Path) -> None:
+        m5_out = build_m5(src, jobs)
+        build_bootloaders(src, out)
+        shutil.copy2(m5_out / "m5", out / "m5")
+        shutil.copy2(m5_out / "libm5.a", out / "libm5.a")
+        shutil.copytree(src / "include", out / "include")
+
+    return _ensure(tools_entry(patch_dir), tools_inputs(patch_dir), patch_dir,
+                   Gem5BuildOptions(), repo, fill)
 
 
 def ensure_arm32_tools(patch_dir: Path, repo: str | None = None) -> cache.Entry:
     """The 32-bit bootloader (``boot.arm``) for the arm32 kernel variants on gem5."""
-    entry = arm32_tools_entry(patch_dir)
-    inputs = arm32_tools_inputs(patch_dir)
-    if entry.usable():
-        return entry
-    with cache.locked(entry.root / "gem5" / "worktree.lock"):
-        if entry.exists():
-            return entry
-        src = _source(entry, patch_dir, Gem5BuildOptions(), repo)
-        with entry.lock(), entry.staging(inputs) as out:
-            build_arm32_bootloader(src, out)
-    return entry
+    return _ensure(arm32_tools_entry(patch_dir), arm32_tools_inputs(patch_dir), patch_dir,
+                   Gem5BuildOptions(), repo, lambda src, out: build_arm32_bootloader(src, out))
 
 
 def ensure_gem5(patch_dir: Path, jobs: int, repo: str | None = None,
@@ -298,17 +299,15 @@ def ensure_gem5(patch_dir: Path, jobs: int, repo: str | None = None,
         log.info("gem5 cache hit: %s", entry.path)
         return entry
     started = time.monotonic()
-    with cache.locked(entry.root / "gem5" / "worktree.lock"):
-        if entry.exists():
-            return entry
-        src = _source(entry, patch_dir, options, repo)
+
+    def fill(src: Path, out: Path) -> None:
         binary = build_gem5(src, options, jobs)
-        with entry.lock(), entry.staging(inputs) as out:
-            log.info("copying %s into the cache", binary.name)
-            shutil.copy2(binary, out / binary.name)
-            (out / "build-info.json").write_text(json.dumps({
-                "build_seconds": round(time.monotonic() - started, 1),
-                "jobs": jobs,
-                "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            }, indent=2) + "\n")
-    return entry
+        log.info("copying %s into the cache", binary.name)
+        shutil.copy2(binary, out / binary.name)
+        (out / "build-info.json").write_text(json.dumps({
+            "build_seconds": round(time.monotonic() - started, 1),
+            "jobs": jobs,
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        }, indent=2) + "\n")
+
+    return _ensure(entry, inputs, patch_dir, options, repo, fill)

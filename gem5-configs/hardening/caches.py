@@ -1,4 +1,4 @@
-"""Classic-cache hierarchy: private L1I, L1D and L2 per core, an L3 per node.
+"""Classic-cache hierarchies. Arm64 cores: private L1I, L1D and L2 per core, an L3 per node.
 
 Page-table walks enter at the core's L2 bus, as they do on the A76/Neoverse
 cores, whose walkers look up the L2 (A76-TRM). With MTE, an ``MteTagTiming``
@@ -24,7 +24,42 @@ from hardening.mte_timing import place_tag_carve_out
 from hardening.numa import Topology, make_node_links
 
 
-class PrivateL1L2SharedL3(AbstractClassicCacheHierarchy):
+class _MemoryBusHierarchy(AbstractClassicCacheHierarchy):
+    """What both hierarchies share: the memory bus (with a responder for
+    unmapped addresses) that the last cache level, the board's system port and
+    the memory hang off, and the small cache that keeps DMA coherent."""
+
+    def _make_membus(self) -> None:
+        self.membus = SystemXBar(width=64)
+
+    def _terminate_membus(self) -> None:
+        self.membus.badaddr_responder = BadAddr()
+        self.membus.default = self.membus.badaddr_responder.pio
+
+    @overrides(AbstractClassicCacheHierarchy)
+    def get_mem_side_port(self) -> Port:
+        return self.membus.mem_side_ports
+
+    @overrides(AbstractClassicCacheHierarchy)
+    def get_cpu_side_port(self) -> Port:
+        return self.membus.cpu_side_ports
+
+    def _connect_board_and_memory(self, board: AbstractBoard) -> None:
+        board.connect_system_port(self.membus.cpu_side_ports)
+        for _, port in board.get_memory().get_mem_ports():
+            self.membus.mem_side_ports = port
+
+    def _connect_coherent_io(self, board: AbstractBoard) -> None:
+        if board.has_coherent_io():
+            # DMA (virtio-blk) stays coherent with the cores through a small cache.
+            self.iocache = Cache(assoc=8, tag_latency=50, data_latency=50,
+                                 response_latency=50, mshrs=20, size="1KiB",
+                                 tgts_per_mshr=12, addr_ranges=board.mem_ranges)
+            self.iocache.mem_side = self.membus.cpu_side_ports
+            self.iocache.cpu_side = board.get_mem_side_coherent_io_port()
+
+
+class PrivateL1L2SharedL3(_MemoryBusHierarchy):
     """Cache factories come from the core model, so every parameter lives there."""
 
     def __init__(self, topology: Topology, make_l1i: Callable[[], Cache],
@@ -48,7 +83,7 @@ class PrivateL1L2SharedL3(AbstractClassicCacheHierarchy):
         self._node_links = make_node_links(topology)
         if self._node_links:
             self.node_link = self._node_links
-        self.membus = SystemXBar(width=64)
+        self._make_membus()
         if cores > 1:
             # The snoop filters track every line held above them; gem5 panics
             # when one overflows, so size them for what they can see.
@@ -57,8 +92,7 @@ class PrivateL1L2SharedL3(AbstractClassicCacheHierarchy):
                 bus.snoop_filter.max_capacity = f"{max(l2_bytes, 8 << 20)}B"
             above = sum(toMemorySize(str(c.size)) for c in (*self.l2, *self.l3))
             self.membus.snoop_filter.max_capacity = f"{max(above, 8 << 20)}B"
-        self.membus.badaddr_responder = BadAddr()
-        self.membus.default = self.membus.badaddr_responder.pio
+        self._terminate_membus()
         self._mte_tags = mte_tags
         if mte_tags is not None:
             self.mte_tags = mte_tags
@@ -68,18 +102,8 @@ class PrivateL1L2SharedL3(AbstractClassicCacheHierarchy):
         return list(self._node_links)
 
     @overrides(AbstractClassicCacheHierarchy)
-    def get_mem_side_port(self) -> Port:
-        return self.membus.mem_side_ports
-
-    @overrides(AbstractClassicCacheHierarchy)
-    def get_cpu_side_port(self) -> Port:
-        return self.membus.cpu_side_ports
-
-    @overrides(AbstractClassicCacheHierarchy)
     def incorporate_cache(self, board: AbstractBoard) -> None:
-        board.connect_system_port(self.membus.cpu_side_ports)
-        for _, port in board.get_memory().get_mem_ports():
-            self.membus.mem_side_ports = port
+        self._connect_board_and_memory(board)
 
         ranges = board.mem_ranges
         for node, (l3, l3bus) in enumerate(zip(self.l3, self.l3bus)):
@@ -109,16 +133,10 @@ class PrivateL1L2SharedL3(AbstractClassicCacheHierarchy):
             self.l2[i].mem_side = self.l3bus[self._topology.node_of(i)].cpu_side_ports
             core.connect_interrupt()
 
-        if board.has_coherent_io():
-            # DMA (virtio-blk) stays coherent with the cores through a small cache.
-            self.iocache = Cache(assoc=8, tag_latency=50, data_latency=50,
-                                 response_latency=50, mshrs=20, size="1KiB",
-                                 tgts_per_mshr=12, addr_ranges=board.mem_ranges)
-            self.iocache.mem_side = self.membus.cpu_side_ports
-            self.iocache.cpu_side = board.get_mem_side_coherent_io_port()
+        self._connect_coherent_io(board)
 
 
-class ClusterL1SharedL2(AbstractClassicCacheHierarchy):
+class ClusterL1SharedL2(_MemoryBusHierarchy):
     """One cluster as a Cortex-A15 MPCore builds it: private L1I and L1D per
     core, one L2 shared by all of them (its snoop control unit is the L2
     crossbar here), then memory. No L3. Page-table walks enter at the L2
@@ -132,23 +150,12 @@ class ClusterL1SharedL2(AbstractClassicCacheHierarchy):
         self.l1d = [make_l1d() for _ in range(cores)]
         self.l2bus = L2XBar()
         self.l2 = make_l2()
-        self.membus = SystemXBar(width=64)
-        self.membus.badaddr_responder = BadAddr()
-        self.membus.default = self.membus.badaddr_responder.pio
-
-    @overrides(AbstractClassicCacheHierarchy)
-    def get_mem_side_port(self) -> Port:
-        return self.membus.mem_side_ports
-
-    @overrides(AbstractClassicCacheHierarchy)
-    def get_cpu_side_port(self) -> Port:
-        return self.membus.cpu_side_ports
+        self._make_membus()
+        self._terminate_membus()
 
     @overrides(AbstractClassicCacheHierarchy)
     def incorporate_cache(self, board: AbstractBoard) -> None:
-        board.connect_system_port(self.membus.cpu_side_ports)
-        for _, port in board.get_memory().get_mem_ports():
-            self.membus.mem_side_ports = port
+        self._connect_board_and_memory(board)
         self.l2.cpu_side = self.l2bus.mem_side_ports
         self.l2.mem_side = self.membus.cpu_side_ports
 
@@ -162,10 +169,4 @@ class ClusterL1SharedL2(AbstractClassicCacheHierarchy):
             core.connect_walker_ports(self.l2bus.cpu_side_ports, self.l2bus.cpu_side_ports)
             core.connect_interrupt()
 
-        if board.has_coherent_io():
-            # The board's DMA devices stay coherent with the cores through a small cache.
-            self.iocache = Cache(assoc=8, tag_latency=50, data_latency=50,
-                                 response_latency=50, mshrs=20, size="1KiB",
-                                 tgts_per_mshr=12, addr_ranges=board.mem_ranges)
-            self.iocache.mem_side = self.membus.cpu_side_ports
-            self.iocache.cpu_side = board.get_mem_side_coherent_io_port()
+        self._connect_coherent_io(board)
