@@ -14,9 +14,13 @@ endif
 PACKAGES := $(filter-out host-patchelf,$(PACKAGES))
 export PATCHELF = true
 
-# Buildroot's compiler wrapper adds -mcpu for its selected core unless the
-# command line names an architecture. The default image is compiled for the
-# compiler's default, armv8-a, and the guest programs must be the same code.
-ARM_HARDENING_CC = $(TARGET_CC) -march=armv8-a
+# The guest programs must be the same code, laid out the same, as in the
+# default image, which uses the compiler's and linker's defaults. Buildroot's
+# compiler wrapper adds -mcpu for its selected core unless the command line
+# names an architecture (the compiler's default is armv8-a), and links with
+# 4 KiB maximum page size; the linker's AArch64 defaults (64 KiB maximum,
+# 4 KiB common) come after its options, so they win.
+ARM_HARDENING_CC = $(TARGET_CC) -march=armv8-a \
+	-Wl,-z,max-page-size=65536 -Wl,-z,common-page-size=4096
 
 include $(sort $(wildcard $(BR2_EXTERNAL_ARM_HARDENING_PATH)/package/*/*.mk))
