@@ -9,6 +9,7 @@ ROOTFS=buildroot'); without them the comparison is skipped with one line saying 
 from __future__ import annotations
 
 import hashlib
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -101,6 +102,30 @@ def test_same_programs(images: tuple[Path, Path], tmp_path: Path) -> None:
     differ = [p for p in paths
               if file_digest(default, p, tmp_path) != file_digest(built, p, tmp_path)]
     assert not differ, f"these files differ between the images: {differ}"
+
+
+def busybox_applets(image: Path, scratch: Path, qemu: str) -> set[str]:
+    """The applets of the image's /bin/busybox, asked on the host through
+    QEMU's user-mode emulator (busybox --list)."""
+    program = scratch / "busybox"
+    subprocess.run(["debugfs", "-R", f"dump /bin/busybox {program}", str(image)],
+                   capture_output=True, check=True)
+    program.chmod(0o755)
+    listed = subprocess.run([qemu, str(program), "--list"], capture_output=True, text=True,
+                            check=True).stdout.split()
+    program.unlink()
+    return set(listed)
+
+
+def test_busybox_has_the_linked_applets(images: tuple[Path, Path], tmp_path: Path) -> None:
+    """Every applet link names an applet of the Buildroot busybox (a missing
+    one would fail only when a guest script used it)."""
+    qemu = shutil.which("qemu-aarch64-static") or shutil.which("qemu-aarch64")
+    if qemu is None:
+        pytest.skip("SKIP: no qemu-aarch64(-static) to ask busybox for its applets "
+                    "(apt-get install qemu-user-static)")
+    applets = busybox_applets(images[1], tmp_path, qemu)
+    assert not set(disk.BUSYBOX_APPLETS) - applets
 
 
 def test_unknown_rootfs_builder_names_the_valid_ones(tmp_path: Path) -> None:
