@@ -17,10 +17,12 @@ export PATCHELF = true
 # The guest programs must be the same code, laid out the same, as in the
 # default image, which uses the compiler's and linker's defaults. Buildroot's
 # compiler wrapper adds -mcpu for its selected core unless the command line
-# names an architecture (the compiler's default is armv8-a), and links with
-# 4 KiB maximum page size; the linker's AArch64 defaults (64 KiB maximum,
-# 4 KiB common) come after its options, so they win.
+# names an architecture (the compiler's default is armv8-a), links with 4 KiB
+# maximum page size and, for reproducibility, without a build ID. The
+# defaults come after its options, so they win: 64 KiB maximum and 4 KiB
+# common page size (the linker's AArch64 defaults) and Debian's SHA-1 build
+# ID, which is a hash of the contents and so reproducible too.
 ARM_HARDENING_CC = $(TARGET_CC) -march=armv8-a \
-	-Wl,-z,max-page-size=65536 -Wl,-z,common-page-size=4096
+	-Wl,-z,max-page-size=65536 -Wl,-z,common-page-size=4096 -Wl,--build-id=sha1
 
 include $(sort $(wildcard $(BR2_EXTERNAL_ARM_HARDENING_PATH)/package/*/*.mk))
