@@ -47,8 +47,13 @@ kernel: venv
 kernels: venv
 	@$(BUILD) kernel
 
+# ROOTFS=buildroot builds the same guest with Buildroot (disk-image/buildroot)
+# from $(BUILDROOT_REPO); the default, debian, is the image every run uses.
+ROOTFS ?= debian
+BUILDROOT_REPO ?= https://gitlab.com/buildroot.org/buildroot.git
+export BUILDROOT_REPO
 disk: venv
-	@$(BUILD) disk
+	@$(BUILD) disk --rootfs $(ROOTFS)
 
 # The 32-bit Arm initramfs of claim C3's QEMU runs (make qemu-reference builds it too).
 initramfs: venv
@@ -66,7 +71,7 @@ BACKEND ?= local
 SLURM_ARGS ?=
 RUN_WHERE = --backend $(BACKEND) $(if $(filter slurm,$(BACKEND)),$(SLURM_ARGS))
 experiments: venv
-	@$(PY) -m experiments run -j $(JOBS) $(RUN_WHERE) $(if $(RESULTS_DIR),--results-dir $(RESULTS_DIR)) \
+	@$(PY) -m experiments run -j $(JOBS) $(RUN_WHERE) --rootfs $(ROOTFS) $(if $(RESULTS_DIR),--results-dir $(RESULTS_DIR)) \
 		$(if $(filter all,$(EXPERIMENTS)),--all,$(EXPERIMENTS))
 ifeq ($(EXPERIMENTS),all)
 	@$(MAKE) --no-print-directory qemu-reference
@@ -79,7 +84,7 @@ endif
 COMPARE_DIR ?= $(ARTIFACT_CACHE)/compare-results
 compare: venv
 	@rm -rf $(COMPARE_DIR)
-	@$(PY) -m experiments run -j $(JOBS) $(RUN_WHERE) --results-dir $(COMPARE_DIR) \
+	@$(PY) -m experiments run -j $(JOBS) $(RUN_WHERE) --rootfs $(ROOTFS) --results-dir $(COMPARE_DIR) \
 		$(if $(filter all,$(EXPERIMENTS)),--all,$(EXPERIMENTS))
 	@$(PY) -m experiments compare results $(COMPARE_DIR)
 

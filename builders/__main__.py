@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from builders import disk, gem5, initramfs, kernel
+from builders import buildroot, disk, gem5, initramfs, kernel
 from builders.process import CommandFailed
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -27,7 +27,10 @@ def main(argv: list[str] | None = None) -> int:
                    "the cache, for the arm32 kernel variants on gem5")
     k = sub.add_parser("kernel", help="build one or more kernel variants")
     k.add_argument("variants", nargs="*", help="variant names (default: all)")
-    sub.add_parser("disk", help="build the guest disk image")
+    d = sub.add_parser("disk", help="build the guest disk image")
+    d.add_argument("--rootfs", choices=tuple(buildroot.ROOTFS_BUILDERS), default="debian",
+                   help="debian: Debian's busybox-static + our programs (the default image); "
+                   "buildroot: the same contents built by Buildroot (disk-image/buildroot)")
     sub.add_parser("initramfs", help="build the 32-bit Arm initramfs (claim C3 on QEMU)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
@@ -47,7 +50,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(kernel.ensure_kernel(patch_root, name, args.jobs).path)
         elif args.what == "disk":
             tools = gem5.ensure_tools(REPO_ROOT / "gem5-patches", args.jobs)
-            print(disk.ensure_disk(REPO_ROOT / "disk-image", tools, args.jobs).path / disk.IMAGE_NAME)
+            entry = buildroot.ensure_rootfs(args.rootfs, REPO_ROOT / "disk-image", tools,
+                                            args.jobs)
+            print(entry.path / disk.IMAGE_NAME)
         elif args.what == "initramfs":
             print(initramfs.ensure_initramfs(REPO_ROOT / "disk-image").path / initramfs.IMAGE_NAME)
     except (CommandFailed, RuntimeError, FileNotFoundError) as err:

@@ -170,6 +170,18 @@ def make_image(stage: Path, image: Path) -> None:
     fix_change_times(stage, image, IMAGE_TIME)
 
 
+def disk_entry(disk_dir: Path, tools: cache.Entry) -> cache.Entry | None:
+    """The entry ``ensure_disk`` would build or find, without downloading or
+    building anything; None while the busybox package is not downloaded."""
+    root = cache.cache_root()
+    name = BUSYBOX_PACKAGE.split(":")[0]
+    found = sorted((root / "debs").glob(f"{name}_*.deb"))
+    if not found:
+        return None
+    return cache.entry("disk", build_inputs(disk_dir, tools, found[-1],
+                                            kernel.locate_source(root)), root)
+
+
 def ensure_disk(disk_dir: Path, tools: cache.Entry, jobs: int) -> cache.Entry:
     """The disk image for these sources and tools; built (in about a minute) if missing."""
     root = cache.cache_root()

@@ -17,6 +17,10 @@ PACKAGES=(
 	linux-source-6.12
 	# disk image
 	e2fsprogs dpkg-dev
+	# the Buildroot-built disk image (make disk ROOTFS=buildroot): the host tools
+	# Buildroot checks for, and the keyring apt-get source checks Debian's
+	# source index with
+	wget unzip file bzip2 diffutils debian-archive-keyring
 	# the Slurm backend (sbatch, squeue) and its test's one-node cluster
 	slurm-client slurmctld slurmd munge
 )

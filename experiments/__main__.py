@@ -11,6 +11,7 @@ import signal
 import sys
 from pathlib import Path
 
+from builders import buildroot
 from builders.process import CommandFailed
 from experiments import backends, compare, runner, simulate, spec
 
@@ -75,6 +76,9 @@ def main(argv: list[str] | None = None) -> int:
                      "e.g. cpu.numROBEntries=64: a derived run")
     run.add_argument("--samples", type=int, help="layout samples per run (overrides the "
                      "experiment's 'samples'; sample 0 is the run as defined)")
+    run.add_argument("--rootfs", choices=tuple(buildroot.ROOTFS_BUILDERS), default="debian",
+                     help="the disk image's builder (default: debian, the image of the "
+                     "committed results)")
     _backend_arguments(run)
     sweeping = sub.add_parser("sweep", help="run a benchmark experiment with one parameter "
                               "over a list of values, beside the unmodified model")
@@ -145,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
                 cpu = args.cpu
         results_dir = results_dir or spec.REPO_ROOT / "results"
         variants = sorted({r.variant for e in experiments for r in e.runs})
-        builds = simulate.ensure_builds(variants, args.jobs)
+        builds = simulate.ensure_builds(variants, args.jobs, rootfs=args.rootfs)
         gem5, jobs = _runner_and_jobs(args)
         runner.run_experiments(experiments, builds, gem5, jobs, results_dir, cpu)
     except (KeyboardInterrupt, simulate.Cancelled):

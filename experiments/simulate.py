@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from builders import cache, disk, gem5, initramfs, kernel
+from builders import buildroot, cache, disk, gem5, initramfs, kernel
 from builders.process import run
 from experiments import backends
 from experiments.spec import REPO_ROOT, RunSpec, catalog, variant_is_arm32
@@ -162,10 +162,12 @@ def builds_to_make(variants: Sequence[str], simulator: bool = True) -> list[str]
     return missing
 
 
-def ensure_builds(variants: Sequence[str], jobs: int, simulator: bool = True) -> Builds:
+def ensure_builds(variants: Sequence[str], jobs: int, simulator: bool = True,
+                  rootfs: str = "debian") -> Builds:
     """Builds exactly what runs of these kernel variants need, saying first what
     that is. Without ``simulator`` (guests run on QEMU) gem5 itself is not built:
-    its entry is named but may be absent."""
+    its entry is named but may be absent. ``rootfs`` names the disk image's
+    builder (``buildroot.ROOTFS_BUILDERS``)."""
     missing = builds_to_make(variants, simulator)
     # The disk image is keyed by the guest tools' build, so it cannot be
     # looked up before them; it is built below when missing, in minutes.
@@ -179,7 +181,7 @@ def ensure_builds(variants: Sequence[str], jobs: int, simulator: bool = True) ->
         gem5=(gem5.ensure_gem5(gem5_patches, jobs) if simulator
               else gem5.gem5_entry(gem5_patches)),
         tools=tools,
-        disk=disk.ensure_disk(REPO_ROOT / "disk-image", tools, jobs),
+        disk=buildroot.ensure_rootfs(rootfs, REPO_ROOT / "disk-image", tools, jobs),
         kernels={v: kernel.ensure_kernel(REPO_ROOT / "kernel-patches", v, jobs)
                  for v in variants},
         configs=snapshot_configs(),

@@ -1,0 +1,53 @@
+"""Boot the baseline kernel in gem5 (atomic CPU) on the Buildroot-built disk
+image and run a benchmark and a selftest from it.
+
+Needs gem5, the baseline kernel and the Buildroot image in the build cache
+('make gem5 kernels' and 'make disk ROOTFS=buildroot'); without them it is
+skipped with one line saying so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from builders import buildroot
+from experiments import simulate
+from experiments.simulate import Builds, GuestScript
+
+pytestmark = pytest.mark.needs_gem5
+MAX_TICKS = 5 * 10**12
+DISK_DIR = Path(__file__).resolve().parent.parent / "disk-image"
+
+
+@pytest.fixture(scope="module")
+def builds() -> Builds:
+    found = simulate.cached_builds(["baseline"])
+    if found is None:
+        pytest.skip("SKIP: gem5 or the baseline kernel is not in the build cache; "
+                    "run 'make gem5 kernels' to enable the Buildroot boot test")
+    entry = buildroot.disk_entry(DISK_DIR, found.tools)
+    if entry is None or not entry.exists():
+        pytest.skip("SKIP: the Buildroot disk image is not in the build cache; run "
+                    "'make disk ROOTFS=buildroot' to enable its boot test")
+    return dataclasses.replace(found, disk=entry)
+
+
+def test_buildroot_image_boots_and_runs_the_guest_programs(builds: Builds,
+                                                           tmp_path: Path) -> None:
+    simulation = simulate.Simulation(
+        "runs", ("direct", *simulate._files(builds, "baseline"), "--cpu", "atomic",
+                 "--max-ticks", str(MAX_TICKS), "--script", GuestScript(
+                     "cat /etc/os-release\n"
+                     "/bench/syscall_loop getppid 10 1000\n"
+                     "run-selftest arm64/abi/hwcap\n")),
+        "Buildroot boot test", "baseline", MAX_TICKS, builds)
+    simulate.Gem5Runner(simulate.RepoState("test", False)).run(simulation, tmp_path)
+    console = (tmp_path / "m5out" / simulate.CONSOLE).read_text(errors="replace")
+    assert "init: up" in console
+    assert "NAME=Buildroot" in console
+    assert "ops=1000" in console
+    assert "selftest-end arm64/abi/hwcap status=" in console
+    assert "host script exited with status 0" in console
