@@ -15,14 +15,13 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from builders import cache, disk, kernel
-from builders.process import run, run_streaming
+from builders.process import checkout_pinned, run, run_streaming
 
 log = logging.getLogger(__name__)
 
@@ -64,26 +63,9 @@ DEBIAN_SOURCES = (
 )
 
 
-def _is_remote(repo: str) -> bool:
-    return "://" in repo or repo.startswith("git@")
-
-
 def prepare_source(src: Path, repo: str) -> None:
     """Make ``src`` a checkout of the pinned commit with no local changes."""
-    if not (src / ".git").is_dir():
-        log.info("cloning Buildroot from %s", repo)
-        if src.exists():
-            shutil.rmtree(src)
-        clone = ["git", "clone", "--quiet", "--no-checkout"]
-        if _is_remote(repo):
-            clone.append("--filter=blob:none")
-        run([*clone, repo, str(src)])
-    have = subprocess.run(["git", "-C", str(src), "cat-file", "-e",
-                           f"{BUILDROOT_COMMIT}^{{commit}}"], capture_output=True).returncode == 0
-    if not have:
-        run(["git", "-C", str(src), "fetch", "--quiet", repo, f"refs/tags/{BUILDROOT_VERSION}"])
-    run(["git", "-C", str(src), "-c", "advice.detachedHead=false", "checkout", "--quiet",
-         "--force", "--detach", BUILDROOT_COMMIT], quiet_errors=True)
+    checkout_pinned(src, repo, "Buildroot", BUILDROOT_COMMIT, BUILDROOT_VERSION)
     run(["git", "-C", str(src), "clean", "-fdxq"])
 
 

@@ -17,7 +17,6 @@ import json
 import logging
 import os
 import shutil
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from pathlib import Path
 
 from builders import cache
 from builders.patches import apply_series, read_series
-from builders.process import CommandFailed, run, run_streaming
+from builders.process import CommandFailed, checkout_pinned, run, run_streaming
 
 log = logging.getLogger(__name__)
 
@@ -124,29 +123,10 @@ def arm32_tools_entry(patch_dir: Path, root: Path | None = None) -> cache.Entry:
     return cache.entry("gem5-tools-arm32", arm32_tools_inputs(patch_dir), root)
 
 
-def _is_remote(repo: str) -> bool:
-    return "://" in repo or repo.startswith("git@")
-
-
 def prepare_source(src: Path, repo: str) -> None:
     """Make ``src`` a sparse checkout of the pinned commit with no local changes."""
-    if not (src / ".git").is_dir():
-        log.info("cloning gem5 from %s (sparse, without tests/test-progs)", repo)
-        if src.exists():
-            shutil.rmtree(src)
-        clone = ["git", "clone", "--quiet", "--no-checkout"]
-        if _is_remote(repo):
-            clone.append("--filter=blob:none")
-        run([*clone, repo, str(src)])
-        run(["git", "-C", str(src), "sparse-checkout", "set", "--no-cone", *SPARSE_PATTERNS])
-    have = subprocess.run(["git", "-C", str(src), "cat-file", "-e", f"{GEM5_COMMIT}^{{commit}}"],
-                          capture_output=True).returncode == 0
-    if not have:
-        run(["git", "-C", str(src), "fetch", "--quiet", repo, f"refs/tags/{GEM5_VERSION}"])
-    # Only files that differ from the pinned commit are rewritten, which keeps the
-    # rebuild after a patch change small.
-    run(["git", "-C", str(src), "-c", "advice.detachedHead=false", "checkout",
-         "--quiet", "--force", "--detach", GEM5_COMMIT], quiet_errors=True)
+    checkout_pinned(src, repo, "gem5 (sparse, without tests/test-progs)", GEM5_COMMIT,
+                    GEM5_VERSION, SPARSE_PATTERNS)
     run(["git", "-C", str(src), "reset", "--quiet", "--hard", GEM5_COMMIT], quiet_errors=True)
     run(["git", "-C", str(src), "clean", "-fdq", "-e", "/build/",
          "-e", "/util/m5/build/"])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -74,3 +75,27 @@ def run_streaming(cmd: list[str], cwd: Path | None = None, label: str = "",
                             + (("error lines:\n" + "\n".join(found) + "\n") if found else "")
                             + "last output:\n" + "\n".join(tail))
     log.info("[%s] done in %.1f min", label, (time.monotonic() - started) / 60)
+
+
+def checkout_pinned(src: Path, repo: str, what: str, commit: str, tag: str,
+                    sparse: tuple[str, ...] = ()) -> None:
+    """Make ``src`` a clone of ``repo`` (a URL or a local clone) with ``commit``
+    checked out, fetching ``tag`` when the clone lacks it; ``sparse``: the
+    sparse-checkout patterns of a new clone. Only files that differ from the
+    commit are rewritten, so a rebuild after a patch change stays small."""
+    if not (src / ".git").is_dir():
+        log.info("cloning %s from %s", what, repo)
+        if src.exists():
+            shutil.rmtree(src)
+        clone = ["git", "clone", "--quiet", "--no-checkout"]
+        if "://" in repo or repo.startswith("git@"):
+            clone.append("--filter=blob:none")
+        run([*clone, repo, str(src)])
+        if sparse:
+            run(["git", "-C", str(src), "sparse-checkout", "set", "--no-cone", *sparse])
+    have = subprocess.run(["git", "-C", str(src), "cat-file", "-e", f"{commit}^{{commit}}"],
+                          capture_output=True).returncode == 0
+    if not have:
+        run(["git", "-C", str(src), "fetch", "--quiet", repo, f"refs/tags/{tag}"])
+    run(["git", "-C", str(src), "-c", "advice.detachedHead=false", "checkout",
+         "--quiet", "--force", "--detach", commit], quiet_errors=True)
