@@ -7,6 +7,7 @@ builds)."""
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -221,12 +222,11 @@ def test_missing_runs_are_an_error(tmp_path: Path) -> None:
 
 
 @pytest.mark.needs_gem5
-def test_the_runner_measures_a_32_bit_run_on_gem5(tmp_path: Path) -> None:
+def test_the_runner_measures_a_32_bit_run_on_gem5(
+        tmp_path: Path, cached_builds_or_skip: Callable[..., simulate.Builds]) -> None:
     """One short run of the A15 model through the runner, into the cache
     (the boot is the one c3-arm32-pan's one-core pan-off run uses)."""
-    builds = simulate.cached_builds(["arm32-pan-off"])
-    if builds is None:
-        pytest.skip("SKIP: gem5, boot.arm or the arm32-pan-off kernel is not in the build cache")
+    builds = cached_builds_or_skip("arm32-pan-off")
     text = ARM32.replace('"1000", "2000", "5"', '"10", "50", "2"').replace(
         "iterations = 2000", "iterations = 50").replace(
         '["arm32-pan-off", "arm32-sw-pan"]', '["arm32-pan-off"]').replace("[1, 2]", "[1]")

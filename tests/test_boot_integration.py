@@ -6,6 +6,7 @@ without them it is skipped with one line saying so.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,12 +20,8 @@ MAX_TICKS = 5 * 10**12
 
 
 @pytest.fixture(scope="module")
-def builds() -> Builds:
-    found = simulate.cached_builds(["baseline"])
-    if found is None:
-        pytest.skip("SKIP: gem5 or the baseline kernel is not in the build cache; "
-                    "run 'make gem5 kernels' to enable the boot test")
-    return found
+def builds(cached_builds_or_skip: Callable[..., Builds]) -> Builds:
+    return cached_builds_or_skip("baseline")
 
 
 def _gem5(builds: Builds, out: Path, mode: str, *args: simulate.Arg) -> str:

@@ -9,6 +9,7 @@ skipped with one line saying so.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,11 +24,8 @@ DISK_DIR = Path(__file__).resolve().parent.parent / "disk-image"
 
 
 @pytest.fixture(scope="module")
-def builds() -> Builds:
-    found = simulate.cached_builds(["baseline"])
-    if found is None:
-        pytest.skip("SKIP: gem5 or the baseline kernel is not in the build cache; "
-                    "run 'make gem5 kernels' to enable the Buildroot boot test")
+def builds(cached_builds_or_skip: Callable[..., Builds]) -> Builds:
+    found = cached_builds_or_skip("baseline")
     entry = buildroot.disk_entry(DISK_DIR, found.tools)
     if entry is None or not entry.exists():
         pytest.skip("SKIP: the Buildroot disk image is not in the build cache; run "

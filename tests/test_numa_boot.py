@@ -8,6 +8,7 @@ mainline arm) in the build cache; without them it is skipped with one line.
 from __future__ import annotations
 
 import csv
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,12 +27,8 @@ done
 
 
 @pytest.fixture(scope="module")
-def builds() -> Builds:
-    found = simulate.cached_builds([NUMA_KERNEL])
-    if found is None:
-        pytest.skip(f"SKIP: gem5 or the {NUMA_KERNEL} kernel is not in the build cache; run "
-                    f"'make gem5 kernel VARIANT={NUMA_KERNEL}' to enable the two-node tests")
-    return found
+def builds(cached_builds_or_skip: Callable[..., Builds]) -> Builds:
+    return cached_builds_or_skip(NUMA_KERNEL)
 
 
 def _gem5(builds: Builds, out: Path, mode: str, *args: simulate.Arg) -> str:
