@@ -204,19 +204,15 @@ def ensure_disk(disk_dir: Path, tools: cache.Entry, jobs: int,
     source = kernel.locate_source(root)
     inputs = build_inputs(disk_dir, tools, dl_dir, source)
     entry = cache.entry("disk", inputs, root)
-    if entry.usable():
-        log.info("Buildroot disk image cache hit: %s", entry.path)
-        return entry
-    with entry.lock():
-        if entry.exists():
-            return entry
-        repo = repo or os.environ.get(REPO_ENV) or UPSTREAM_REPO
+
+    def build() -> None:
         src = root / "buildroot" / "src"
         with cache.locked(root / "buildroot" / ".src.lock"):
-            prepare_source(src, repo)
+            prepare_source(src, repo or os.environ.get(REPO_ENV) or UPSTREAM_REPO)
             _build(entry, inputs, disk_dir, tools, src, dl_dir,
                    kernel.pristine_tree(root, source), jobs)
-    return entry
+
+    return cache.ensure(entry, "Buildroot disk image", build)
 
 
 def _build(entry: cache.Entry, inputs: dict[str, object], disk_dir: Path,

@@ -290,6 +290,24 @@ def entry(kind: str, inputs: dict[str, Any], root: Path | None = None) -> Entry:
     return Entry(kind=kind, key=key_of(inputs), root=root or cache_root())
 
 
+def ensure(entry: Entry, what: str, build: Callable[[], None],
+           workspace_lock: Path | None = None) -> Entry:
+    """``entry`` as cached, or made by ``build()`` (which stages it).
+
+    The build runs under the entry's lock, or under ``workspace_lock`` when it
+    uses a work tree that builds of other entries share (gem5's, a kernel
+    variant's), and only if the entry is still missing once the lock is held:
+    another process may have built it meanwhile.
+    """
+    if entry.usable():
+        log.info("%s cache hit: %s", what, entry.path)
+        return entry
+    with locked(workspace_lock) if workspace_lock else entry.lock():
+        if not entry.exists():
+            build()
+    return entry
+
+
 class Interrupted(RuntimeError):
     """Waiting for a lock was given up because the caller was cancelled."""
 

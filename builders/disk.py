@@ -189,18 +189,13 @@ def ensure_disk(disk_dir: Path, tools: cache.Entry, jobs: int) -> cache.Entry:
     source = kernel.locate_source(root)
     inputs = build_inputs(disk_dir, tools, busybox_deb, source)
     entry = cache.entry("disk", inputs, root)
-    if entry.usable():
-        log.info("disk image cache hit: %s", entry.path)
-        return entry
-    with entry.lock():
-        if entry.exists():
-            return entry
-        return _build_disk(entry, inputs, disk_dir, tools, busybox_deb, source, jobs)
+    return cache.ensure(entry, "disk image", lambda: _build_disk(
+        entry, inputs, disk_dir, tools, busybox_deb, source, jobs))
 
 
 def _build_disk(entry: cache.Entry, inputs: dict[str, object], disk_dir: Path,
                 tools: cache.Entry, busybox_deb: Path, source: kernel.KernelSource,
-                jobs: int) -> cache.Entry:
+                jobs: int) -> None:
     root = entry.root
     started = time.monotonic()
     log.info("building the disk image")
@@ -212,4 +207,3 @@ def _build_disk(entry: cache.Entry, inputs: dict[str, object], disk_dir: Path,
         make_image(stage, out / IMAGE_NAME)
         shutil.rmtree(out / "stage")
     log.info("disk image built in %.1f s", time.monotonic() - started)
-    return entry

@@ -235,15 +235,12 @@ def _ensure(entry: cache.Entry, inputs: dict[str, object], patch_dir: Path,
             fill: Callable[[Path, Path], None]) -> cache.Entry:
     """``entry`` from the cache, or built in the patched work tree: ``fill(src,
     out)`` builds in ``src`` and copies what the entry holds into ``out``."""
-    if entry.usable():
-        return entry
-    with cache.locked(entry.root / "gem5" / "worktree.lock"):
-        if entry.exists():
-            return entry
+    def build() -> None:
         src = _source(entry, patch_dir, options, repo)
         with entry.lock(), entry.staging(inputs) as out:
             fill(src, out)
-    return entry
+
+    return cache.ensure(entry, entry.kind, build, entry.root / "gem5" / "worktree.lock")
 
 
 def ensure_tools(patch_dir: Path, jobs: int, repo: str | None = None) -> cache.Entry:
@@ -275,9 +272,6 @@ def ensure_gem5(patch_dir: Path, jobs: int, repo: str | None = None,
     options = options or Gem5BuildOptions()
     inputs = build_inputs(patch_dir, options)
     entry = cache.entry("gem5", inputs)
-    if entry.usable():
-        log.info("gem5 cache hit: %s", entry.path)
-        return entry
     started = time.monotonic()
 
     def fill(src: Path, out: Path) -> None:

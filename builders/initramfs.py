@@ -77,12 +77,8 @@ def ensure_initramfs(disk_dir: Path) -> cache.Entry:
     """The initramfs for these sources; built (in seconds) if missing."""
     inputs = build_inputs(disk_dir)
     entry = cache.entry("initramfs", inputs)
-    if entry.usable():
-        log.info("initramfs cache hit: %s", entry.path)
-        return entry
-    with entry.lock():
-        if entry.exists():
-            return entry
+
+    def build() -> None:
         log.info("building the 32-bit Arm initramfs")
         with entry.staging(inputs) as out:
             built = out / "build"
@@ -94,4 +90,5 @@ def ensure_initramfs(disk_dir: Path) -> cache.Entry:
             (out / IMAGE_NAME).write_bytes(newc_archive(members))
             (built / "init").rename(out / "init")
             built.rmdir()
-    return entry
+
+    return cache.ensure(entry, "initramfs", build)

@@ -321,13 +321,9 @@ def ensure_kernel(patch_root: Path, variant: str, jobs: int) -> cache.Entry:
     source = locate_source(root)
     inputs = build_inputs(patch_root, variant, source)
     entry = cache.entry("kernel", inputs, root)
-    if entry.usable():
-        log.info("kernel %s cache hit: %s", variant, entry.path)
-        return entry
     started = time.monotonic()
-    with cache.locked(root / "kernel" / "trees" / f"{variant}.lock"):
-        if entry.exists():
-            return entry
+
+    def build() -> None:
         src, objdir, env = prepare_variant(root, patch_root, variant, source)
         arch = variant_arch(patch_root, variant)
         log.info("building kernel %s (%s) with -j%d", variant, arch.name, jobs)
@@ -339,4 +335,6 @@ def ensure_kernel(patch_root: Path, variant: str, jobs: int) -> cache.Entry:
             for name, built in [*arch.outputs, ("vmlinux", "vmlinux"), ("config", ".config"),
                                 ("System.map", "System.map")]:
                 shutil.copy2(objdir / built, out / name)
-    return entry
+
+    return cache.ensure(entry, f"kernel {variant}", build,
+                        root / "kernel" / "trees" / f"{variant}.lock")

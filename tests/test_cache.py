@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -139,3 +141,36 @@ def test_code_text_keeps_what_strings_hold() -> None:
     first = cache.python_code('S = """a\nb\n"""\n')
     assert cache.python_code('S = """a\n\n\nb   \n"""\n') != first
     assert cache.python_code('\n\nS = """a\nb\n"""   # why\n\n') == first
+
+
+def test_ensure_builds_a_missing_entry_once(tmp_path: Path) -> None:
+    entry = cache.entry("thing", {"x": 1}, tmp_path)
+    builds: list[str] = []
+
+    def build() -> None:
+        builds.append("built")
+        with entry.staging({"x": 1}) as out:
+            (out / "made").write_text("once")
+
+    assert cache.ensure(entry, "thing", build) == entry
+    assert cache.ensure(entry, "thing", build) == entry
+    assert builds == ["built"]
+    assert (entry.path / "made").read_text() == "once"
+
+
+def test_ensure_skips_the_build_when_it_appeared_while_waiting(tmp_path: Path) -> None:
+    """A builder that waited for the work tree finds the entry its holder made."""
+    entry = cache.entry("thing", {"x": 1}, tmp_path)
+    workspace = tmp_path / "tree.lock"
+    builds: list[str] = []
+    with cache.locked(workspace):
+        waiter = threading.Thread(target=cache.ensure, args=(
+            entry, "thing", lambda: builds.append("built twice"), workspace))
+        waiter.start()
+        time.sleep(3 * cache.LOCK_POLL_SECONDS)
+        assert waiter.is_alive()
+        with entry.staging({"x": 1}) as out:
+            (out / "made").write_text("by the holder")
+    waiter.join(timeout=30)
+    assert not waiter.is_alive() and builds == []
+    assert (entry.path / "made").read_text() == "by the holder"
