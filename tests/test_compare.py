@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,26 @@ def test_the_runs_redone_on_a_second_machine_are_identical() -> None:
     text, agreed = compare.report(outcomes)
     assert agreed, text
     assert all(o.verdict == "identical" for found in outcomes.values() for o in found)
+
+
+def test_the_buildroot_image_measures_what_the_default_image_measures() -> None:
+    """The quick set on both root file systems, same gem5, kernel and configs:
+    only the image (its layout) differs, so the rows agree within tolerance
+    and every instruction count is the same."""
+    checks = Path(__file__).resolve().parent.parent / "results" / "checks" / "rootfs"
+    outcomes = compare.compare_dirs(checks / "debian", checks / "buildroot",
+                                    compare.Tolerances.read())
+    text, agreed = compare.report(outcomes)
+    assert agreed, text
+    rows = {name: list(csv.DictReader((checks / name / "syscall.csv").open()))
+            for name in ("debian", "buildroot")}
+    for column in ("gem5_build", "kernel_build", "configs_hash"):
+        assert {r[column] for r in rows["debian"]} == {r[column] for r in rows["buildroot"]}
+    disks = [{r["disk_build"] for r in found} for found in rows.values()]
+    assert not disks[0] & disks[1]
+    instructions = [{(r["workload"], r["features"]): r["value"] for r in found
+                     if r["metric"] == "instructions"} for found in rows.values()]
+    assert instructions[0] and instructions[0] == instructions[1]
 
 
 def test_an_older_file_without_the_later_coordinates_still_joins(tmp_path: Path) -> None:
