@@ -28,15 +28,10 @@ BASELINE = "kpkeys-base"
 PREFIX = "sysreg.por."
 
 
-def setting(params: str) -> dict[str, str]:
-    pairs = (p.split("=", 1) for p in params.split())
-    return {k.removeprefix(PREFIX): v for k, v in pairs}
-
-
 def label_and_order(params: str) -> tuple[str, int]:
     """The x-axis label of one setting and its place (cheapest first; the
     drain last, as its cost is not a number of cycles)."""
-    s = setting(params)
+    s = style.sweep_settings(params, PREFIX)
     if s.get("write_serialize") == "true":
         return "drain\n(gem5 MSR)", 10**6
     latency = int(s.get("write_latency", "0"))
@@ -90,12 +85,8 @@ def main() -> None:
     table = "\n".join(lines) + "\n"
 
     fig, ax = style.figure(height=2.4)
-    x = np.arange(len(settings))
-    for i, (variant, label) in enumerate(VARIANTS.items()):
-        heights, errors = style.error_bars([us[(variant, p)] for p in settings])
-        ax.errorbar(x, heights, yerr=errors, capsize=2, marker="o^s"[i], markersize=3,
-                    linewidth=1, color=style.PALETTE[i], label=label)
-    ax.set_xticks(x, labels, fontsize=6)
+    style.setting_lines(ax, labels, {label: [us[(variant, p)] for p in settings]
+                                     for variant, label in VARIANTS.items()})
     ax.set_xlabel("POR_EL1 write (MSR): extra cycles, or a full drain")
     ax.set_ylabel("µs per fork (32 MiB, 4 KiB folios)")
     ax.set_ylim(0, ax.get_ylim()[1] * 1.2)

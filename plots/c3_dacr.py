@@ -23,14 +23,9 @@ OFF, ON = VARIANTS
 PREFIX = "sysreg.dacr."
 
 
-def setting(params: str) -> dict[str, str]:
-    pairs = (p.split("=", 1) for p in params.split())
-    return {k.removeprefix(PREFIX): v for k, v in pairs}
-
-
 def label_and_order(params: str) -> tuple[str, int]:
     """The x-axis label of one setting and its place (cheapest first)."""
-    s = setting(params)
+    s = style.sweep_settings(params, PREFIX)
     if s.get("write_nonspeculative") == "false":
         return "relaxed", -2
     if s.get("write_serialize") == "false":
@@ -79,12 +74,8 @@ def main() -> None:
     table = "\n".join(lines) + "\n"
 
     fig, ax = style.figure(height=2.4)
-    x = np.arange(len(settings))
-    for i, (variant, label) in enumerate(VARIANTS.items()):
-        heights, errors = style.error_bars([ns[(variant, p)] for p in settings])
-        ax.errorbar(x, heights, yerr=errors, capsize=2, marker="os"[i], markersize=3,
-                    linewidth=1, color=style.PALETTE[i + 1], label=f"gem5 A15, {label}")
-    ax.set_xticks(x, labels, fontsize=6)
+    style.setting_lines(ax, labels, {f"gem5 A15, {label}": [ns[(variant, p)] for p in settings]
+                                     for variant, label in VARIANTS.items()}, first_colour=1)
     ax.set_xlabel("DACR write (MCR): how it serializes, extra cycles")
     ax.set_ylabel("ns per getppid()")
     ax.set_ylim(0, ax.get_ylim()[1] * 1.25)

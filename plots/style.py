@@ -14,6 +14,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np
 import pandas as pd  # noqa: E402
 
 PLOTS = Path(__file__).resolve().parent
@@ -119,6 +120,25 @@ def error_bars(spreads: Sequence[tuple[float, float, float, float]]
     """Bar heights and matplotlib yerr from median_interval() results."""
     heights = [m for m, _, _, _ in spreads]
     return heights, [[m - lo for m, lo, _, _ in spreads], [hi - m for m, _, hi, _ in spreads]]
+
+
+def setting_lines(ax: plt.Axes, labels: Sequence[str],
+                  series: dict[str, Sequence[tuple[float, float, float, float]]],
+                  first_colour: int = 0) -> None:
+    """One line with error bars per series over categorical settings (a
+    parameter sweep's x axis), markers and colours told apart in grayscale."""
+    x = np.arange(len(labels))
+    for i, (label, spreads) in enumerate(series.items()):
+        heights, errors = error_bars(spreads)
+        ax.errorbar(x, heights, yerr=errors, capsize=2, marker="o^sDv"[i], markersize=3,
+                    linewidth=1, color=PALETTE[first_colour + i], label=label)
+    ax.set_xticks(x, labels, fontsize=6)
+
+
+def sweep_settings(params: str, prefix: str) -> dict[str, str]:
+    """A run's parameter overrides under ``prefix``, keyed without it."""
+    pairs = (p.split("=", 1) for p in params.split())
+    return {k.removeprefix(prefix): v for k, v in pairs}
 
 
 def add_provenance(fig: plt.Figure, frame: pd.DataFrame, below: float | None = None) -> None:
