@@ -1,7 +1,9 @@
 """Figure: what protecting page-table pages with kpkeys costs (claim C2).
 
-Reads results/c2-kpkeys.csv; writes plots/out/c2_kpkeys.{pdf,png,md}. Bars:
-per workload, each arm's time per operation relative to kpkeys-base on the
+Reads results/c2-kpkeys.csv (4 KiB folios, every arm) and
+results/c2-kpkeys-64k.csv (64 KiB folios, the real-POE arms, made with a later
+gem5: each workload's arms are compared with its own baseline run); writes
+plots/out/c2_kpkeys.{pdf,png,md}. Bars: per workload, each arm's time per operation relative to kpkeys-base on the
 same CPU (the real-POE arms against the baseline on the what-if V1 with
 FEAT_S1POE, the mock arms against it on V1 without), unbatched and batched,
 real and mock, with a 95% interval for the median where the run had layout
@@ -25,7 +27,9 @@ ARMS = (("kpkeys-pgtables", "unbatched, POE", "pac+pan+poe"),
         ("kpkeys-pgtables-batched", "batched, POE", "pac+pan+poe"),
         ("kpkeys-pgtables-mock", "unbatched, mock", "pac+pan"),
         ("kpkeys-pgtables-batched-mock", "batched, mock", "pac+pan"))
-WORKLOADS = (("fork-4k", "fork\n4 KiB folios"), ("munmap-4k", "munmap\n4 KiB folios"))
+WORKLOADS = (("fork-4k", "fork\n4 KiB folios"), ("munmap-4k", "munmap\n4 KiB folios"),
+             ("fork-64k", "fork\n64 KiB folios"), ("munmap-64k", "munmap\n64 KiB folios"))
+RESULTS = ("c2-kpkeys", "c2-kpkeys-64k")
 COUNTERS = (("instructions_per_iteration", "instructions"),
             ("serializing_instructions", "serialising instructions"))
 
@@ -97,7 +101,7 @@ def table(frame: pd.DataFrame) -> str:
 
 
 def main() -> None:
-    frame = style.load_results("c2-kpkeys")
+    frame = pd.concat([style.load_results(name) for name in RESULTS], ignore_index=True)
     fig, ax = style.figure(height=2.4)
     width = 0.8 / len(ARMS)
     for i, (variant, label, features) in enumerate(ARMS):
@@ -114,8 +118,9 @@ def main() -> None:
     style.legend_on_top(fig, ax, 2)
     style.add_note(fig, "Neoverse-V1 model; POE arms on a what-if V1 with FEAT_S1POE, mock\n"
                    "arms (CONTEXTIDR_EL1 for POR_EL1) on V1 without, each against\n"
-                   "kpkeys-base on the same CPU. The published work gives the shape\n"
-                   "only: no hardware numbers to draw beside these.", frame, below=-0.2)
+                   "kpkeys-base on the same CPU (64 KiB folios: POE arms only, a later\n"
+                   "gem5). The published work gives the shape only: no hardware\n"
+                   "numbers to draw beside these.", frame, below=-0.2)
     style.publish(fig, "c2_kpkeys", table(frame))
 
 
