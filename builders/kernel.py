@@ -310,6 +310,23 @@ def merged_config(patch_root: Path, variant: str, scratch: Path) -> dict[str, st
     return parse_config((objdir / ".config").read_text())
 
 
+# Where a kernel entry keeps its loadable modules, by file name (kbuild gives
+# every module a unique one).
+MODULES_DIR = "modules"
+
+
+def keep_modules(objdir: Path, destination: Path, arch: Arch) -> None:
+    """Copy the built ``.ko`` files, without debug info, into ``destination``.
+
+    A run hands a module to the guest through gem5's readfile, so smaller is
+    quicker; the symbols insmod needs stay.
+    """
+    destination.mkdir()
+    for module in sorted(objdir.rglob("*.ko")):
+        run([f"{arch.cross_compile}strip", "--strip-debug", "-o", str(destination / module.name),
+             str(module)])
+
+
 def kernel_entry(patch_root: Path, variant: str) -> cache.Entry:
     """Where this variant's kernel is (or will be) cached; builds nothing."""
     root = cache.cache_root()
@@ -326,15 +343,19 @@ def ensure_kernel(patch_root: Path, variant: str, jobs: int) -> cache.Entry:
     def build() -> None:
         src, objdir, env = prepare_variant(root, patch_root, variant, source)
         arch = variant_arch(patch_root, variant)
+        with_modules = requested_config(patch_root, variant).get("CONFIG_MODULES") == "y"
         log.info("building kernel %s (%s) with -j%d", variant, arch.name, jobs)
         run_streaming(["make", "-C", str(src), f"O={objdir}", f"-j{jobs}",
-                       f"CC=ccache {arch.cross_compile}gcc", *arch.targets, "vmlinux"],
+                       f"CC=ccache {arch.cross_compile}gcc", *arch.targets, "vmlinux",
+                       *(["modules"] if with_modules else [])],
                       env=env, label=f"kernel {variant}")
         with entry.lock(), entry.staging(
                 {**inputs, "build_seconds": round(time.monotonic() - started, 1)}) as out:
             for name, built in [*arch.outputs, ("vmlinux", "vmlinux"), ("config", ".config"),
                                 ("System.map", "System.map")]:
                 shutil.copy2(objdir / built, out / name)
+            if with_modules:
+                keep_modules(objdir, out / MODULES_DIR, arch)
 
     return cache.ensure(entry, f"kernel {variant}", build,
                         root / "kernel" / "trees" / f"{variant}.lock")

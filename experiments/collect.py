@@ -38,6 +38,10 @@ OPS_LINE = re.compile(r"\bops=(\d+)\b")
 # populated its memory, beside how many it asked for: which folio size a run
 # measured (-1: the kernel's counter could not be read).
 FOLIOS_LINE = re.compile(r"\bfolios_64k=(-?\d+) of (\d+)\b")
+# vmalloc_bench's report of the time test_vmalloc measured for its loops
+# itself (ktime, microseconds): the published measure, which leaves out the
+# module's loading that the region holds too.
+KERNEL_US_LINE = re.compile(r"\bkernel_us=(\d+)\b")
 # The 32-bit init's line per run (disk-image/arm32-initramfs/init.c): its
 # calls and the guest's CLOCK_MONOTONIC nanoseconds around them.
 ARM32_RUN_LINE = re.compile(r"^c3-getppid run=\d+ calls=(\d+) ns=(\d+) ", re.MULTILINE)
@@ -59,12 +63,14 @@ def measured_operations(console: str, label: str) -> int:
 
 def guest_reported(console: str) -> list[stats.Metric]:
     """Counts the benchmark printed itself (from the kernel's own counters)."""
-    found = FOLIOS_LINE.findall(console)
-    if not found:
-        return []
-    allocated, requested = found[-1]
-    return [stats.Metric("folios_64k", float(allocated), "folios"),
-            stats.Metric("folios_64k_requested", float(requested), "folios")]
+    metrics = []
+    if found := FOLIOS_LINE.findall(console):
+        allocated, requested = found[-1]
+        metrics += [stats.Metric("folios_64k", float(allocated), "folios"),
+                    stats.Metric("folios_64k_requested", float(requested), "folios")]
+    if found := KERNEL_US_LINE.findall(console):
+        metrics.append(stats.Metric("kernel_timed_us", float(found[-1]), "us"))
+    return metrics
 
 
 def _manifest_field(kind: str, key: str, *path: str) -> str:
@@ -109,6 +115,14 @@ def model_parts(spec: RunSpec) -> tuple[str, ...]:
             *((stats.NODE_LINKS,) if spec.nodes > 1 else ()))
 
 
+def model_objects(raw: Path) -> tuple[str, ...]:
+    """Model parts the run's configuration says it placed (its model.json):
+    runs made before a part existed do not have its counters."""
+    model_file = raw / "m5out" / "model.json"
+    model = json.loads(model_file.read_text()) if model_file.is_file() else {}
+    return (stats.PRIVILEGE,) if model.get("privilege_cycles") else ()
+
+
 def benchmark_metrics(spec: RunSpec, raw: Path) -> tuple[list[stats.Metric], float | None]:
     dumps = stats.read_dumps(raw / "m5out" / "stats.txt")
     if not dumps:
@@ -116,8 +130,9 @@ def benchmark_metrics(spec: RunSpec, raw: Path) -> tuple[list[stats.Metric], flo
                         f"in the measured region)\n{tail(raw / 'm5out' / CONSOLE)}")
     console = (raw / "m5out" / CONSOLE).read_text(errors="replace")
     operations = measured_operations(console, spec.label)
+    parts = model_parts(spec) + model_objects(raw)
     try:
-        metrics = stats.region_metrics(dumps[0], operations, model_parts(spec))
+        metrics = stats.region_metrics(dumps[0], operations, parts)
     except stats.MissingStats as err:
         raise BadOutput(f"{spec.label}: {err} ({raw / 'm5out' / 'stats.txt'})") from err
     return metrics + guest_reported(console), stats.host_rate(dumps[0])

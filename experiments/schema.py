@@ -79,6 +79,7 @@ MATRIX_REQUIRED = ("cores", "variants", "features")
 WORKLOAD: dict[str, Type] = {
     "name": STRING, "benchmark": STRING, "args": ARGS, "iterations": INTEGER,
     "timeout_s": INTEGER, "atomic_clock": STRING, "kunit_rerun": BOOLEAN, "from_reset": BOOLEAN,
+    "kernel_module": STRING,
 }
 WORKLOAD_REQUIRED = ("name", "args")
 EXCLUDE: dict[str, Type] = {

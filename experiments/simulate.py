@@ -331,6 +331,19 @@ def boot_simulation(builds: Builds, spec: RunSpec) -> Simulation:
     return Simulation("checkpoints", tuple(args), label, spec.variant, BOOT_MAX_TICKS, builds)
 
 
+def kernel_module(builds: Builds, spec: RunSpec) -> bytes | None:
+    """The run's kernel module from its kernel build, if its workload loads one."""
+    name = spec.workload.kernel_module
+    if not name:
+        return None
+    path = builds.kernels[spec.variant].path / kernel.MODULES_DIR / f"{name}.ko"
+    if not path.is_file():
+        raise FileNotFoundError(f"{spec.label}: kernel {spec.variant} "
+                                f"({builds.kernels[spec.variant].key}) has no {name}.ko; "
+                                "rebuild it: make kernel VARIANT=" + spec.variant)
+    return path.read_bytes()
+
+
 def run_simulation(builds: Builds, spec: RunSpec, checkpoint: cache.Entry | None,
                    check: bool = False) -> Simulation:
     """Restore the boot's checkpoint into the run's CPU and run the guest
@@ -353,7 +366,8 @@ def run_simulation(builds: Builds, spec: RunSpec, checkpoint: cache.Entry | None
         "--memory", spec.memory, "--cores", str(spec.cores), *_numa_args(spec),
         "--max-ticks", str(max_ticks),
         # A model check reads no script: one check per distinct model.
-        "--script", GuestScript("# model check\n" if check else spec.guest_script()),
+        "--script", GuestScript("# model check\n" if check
+                                else spec.guest_script(kernel_module(builds, spec))),
         *[a for p in spec.params for a in ("--param", p)],
         *(["--atomic-clock", spec.workload.atomic_clock]
           if spec.cpu == "atomic" and spec.workload.atomic_clock else [])]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import itertools
 import math
 import sys
@@ -59,6 +60,10 @@ class Workload:
     # Boot on the run's own CPU and run the script, with no checkpoint: on O3
     # the detailed core makes everything the boot does (e.g. KUnit suites).
     from_reset: bool = False
+    # A module of the run's kernel build (e.g. "test_vmalloc"): the script
+    # writes it in base64 to the guest's /tmp and the benchmark gets that
+    # file's path as its first argument. Its variant must build modules.
+    kernel_module: str = ""
 
 
 
@@ -116,7 +121,13 @@ class RunSpec:
         """`` {extra kernel arguments}`` for labels, or nothing."""
         return (" {" + " ".join(self.kernel_args) + "}") if self.kernel_args else ""
 
-    def guest_script(self) -> str:
+    @property
+    def guest_module_path(self) -> str:
+        return f"/tmp/{self.workload.kernel_module}.ko.base64"
+
+    def guest_script(self, module: bytes | None = None) -> str:
+        """The shell script the guest runs; ``module``: the bytes of the
+        workload's kernel module (required if it names one)."""
         if self.workload.kind == "selftests":
             limit = ([f"SELFTEST_TIMEOUT={self.workload.timeout_s}"]
                      if self.workload.timeout_s else [])
@@ -127,7 +138,9 @@ class RunSpec:
                 command = ("mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null || true; "
                            f"echo run > /sys/kernel/debug/kunit/{suite}/run; {command}")
         else:
-            command = " ".join([f"/bench/{self.workload.benchmark}", *self.workload.args])
+            module_args = [self.guest_module_path] if self.workload.kernel_module else []
+            command = " ".join([f"/bench/{self.workload.benchmark}", *module_args,
+                                *self.workload.args])
         pad = ""
         if self.sample:
             kib = self.sample * LAYOUT_STEP_KIB
@@ -135,7 +148,14 @@ class RunSpec:
             pad = (f"echo 'layout sample {self.sample}: {kib} KiB pinned'\n"
                    f"dd if=/dev/zero of=/dev/shm/layout-pad bs={LAYOUT_STEP_KIB * 1024} "
                    f"count={self.sample} 2>/dev/null\n")
-        return f"set -e\n{pad}echo 'run: {command}'\n{command}\n"
+        handed = ""
+        if self.workload.kernel_module:
+            if module is None:
+                raise ValueError(f"{self.label}: the script needs the kernel's "
+                                 f"{self.workload.kernel_module}.ko")
+            encoded = base64.encodebytes(module).decode()
+            handed = (f"cat > {self.guest_module_path} <<'MODULE'\n{encoded}MODULE\n")
+        return f"set -e\n{pad}{handed}echo 'run: {command}'\n{command}\n"
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -215,7 +235,8 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
             w["name"], w.get("benchmark", data.get("benchmark", "")),
             tuple(str(a) for a in w["args"]),
             w["iterations"] if kind == "benchmark" else 0, kind, w.get("timeout_s", 0),
-            w.get("atomic_clock", ""), w.get("kunit_rerun", False), w.get("from_reset", False)))
+            w.get("atomic_clock", ""), w.get("kunit_rerun", False), w.get("from_reset", False),
+            w.get("kernel_module", "")))
     names = [w.name for w in workloads]
     if len(set(names)) != len(names):
         raise BadExperiment(f"{path}: workload names must be unique, got {', '.join(names)}")
@@ -236,6 +257,9 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
         check_any_core(f"{path}", core)
     for variant in matrix["variants"]:
         variant_is_arm32(f"{path}", variant)
+        for w in workloads:
+            if w.kernel_module:
+                check_builds_modules(f"{path}: workload {w.name}", variant)
     try:
         feature_sets = [catalog.parse_features(f) for f in matrix["features"]]
     except catalog.UnknownName as err:
@@ -465,6 +489,15 @@ def check_run(where: str, run: RunSpec) -> None:
     if run.sample:
         raise BadExperiment(f"{where}: layout samples are for the arm64 guest; a 32-bit run "
                             "repeats its calls within one simulation (RUNS)")
+
+
+def check_builds_modules(where: str, variant: str) -> None:
+    """A workload that loads a module needs a kernel built with modules
+    (called after variant_is_arm32 has checked that the variant exists)."""
+    config = kernel.requested_config(KERNEL_PATCHES, variant)
+    if config.get("CONFIG_MODULES") != "y":
+        raise BadExperiment(f"{where}: loads a kernel module, but kernel variant '{variant}' "
+                            "is built without modules (CONFIG_MODULES=y in its config)")
 
 
 def _check_workload(path: Path, workload: Workload) -> None:

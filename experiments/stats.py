@@ -87,6 +87,9 @@ class Counter:
 # and the links between nodes of a two-node machine.
 TLBI_TIMING = "tlbi_timing"
 NODE_LINKS = "node_links"
+# Each detailed core's user/privileged split (gem5 patch 0020), in runs
+# whose model.json says the model had it.
+PRIVILEGE = "privilege_cycles"
 
 # The region's committed instructions are per-core stats; simInsts is
 # cumulative across resets.
@@ -96,6 +99,13 @@ COUNTERS: tuple[Counter, ...] = (
     Counter("cycles", "cycles", CORES, "numCycles"),
     Counter("instructions", "instructions", CORES, r"commitStats0\.numInsts"),
     Counter("branch_mispredicts", "count", CORES, r"branchPred\.condIncorrect"),
+    # The kernel's share: a cycle or an instruction is the privileged
+    # level's when the core's committed state is at EL1 or above.
+    Counter("privileged_cycles", "cycles", rf"{CORES}\.privilege", "privilegedCycles",
+            PRIVILEGE),
+    Counter("user_cycles", "cycles", rf"{CORES}\.privilege", "userCycles", PRIVILEGE),
+    Counter("privileged_instructions", "instructions", rf"{CORES}\.privilege",
+            "privilegedInsts", PRIVILEGE),
     Counter("l1d_misses", "count", r"board\.cache_hierarchy\.l1d\d*", r"overallMisses::total",
             nozero=True),
     Counter("l1i_misses", "count", r"board\.cache_hierarchy\.l1i\d*", r"overallMisses::total",

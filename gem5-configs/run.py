@@ -62,6 +62,7 @@ from hardening.tlbi import (  # noqa: E402
     TLBI_ROOT, WALKER_ROOT, describe, make_tlbi_timing, stage1_walkers)
 from hardening.catalog import MAX_CORES, NODE_COUNTS, BadTopology  # noqa: E402
 from hardening.numa import NODE_LINK_ROOT, Topology, make_memory  # noqa: E402
+from hardening.privilege import count_privilege  # noqa: E402
 from hardening.processor import atomic_processor, detailed_processor  # noqa: E402
 
 # 1 is left to gem5 itself (an uncaught Python exception).
@@ -217,6 +218,7 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
         hierarchy = PrivateL1L2SharedL3(topology, model.make_l1i, model.make_l1d,
                                         model.make_l2, model.make_l3, mte_tags)
         cpus = [core.get_simobject() for core in processor.get_cores()]
+        count_privilege(cpus)
         apply_overrides({
             "cpu": cpus,
             "l1i": hierarchy.l1i, "l1d": hierarchy.l1d, "l2": hierarchy.l2,
@@ -250,6 +252,7 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
         "params": overrides,
         "sysreg_timing": timing.as_dict(),
         "tlbi_timing": describe(tlbi_timing),
+        "privilege_cycles": detailed,
         "memory": args.memory,
         "cores": args.cores,
         "numa_nodes": args.numa_nodes,

@@ -167,6 +167,32 @@ def test_tlbi_parameters_make_the_tlbi_counters_required(tmp_path: Path) -> None
     assert metrics["broadcast_tlbis"] == 16 and metrics["dsb_tlbi_wait_ps"] == 250000
 
 
+def test_a_model_with_privilege_counters_must_report_them(tmp_path: Path) -> None:
+    """Runs whose model.json says the cores had gem5 patch 0020's counters
+    report the kernel's cycles; runs made before it have none to report."""
+    m5out = tmp_path / "m5out"
+    m5out.mkdir()
+    assert collect.model_objects(tmp_path) == ()
+    (m5out / "model.json").write_text('{"privilege_cycles": false}')
+    assert collect.model_objects(tmp_path) == ()
+    (m5out / "model.json").write_text('{"privilege_cycles": true}')
+    assert collect.model_objects(tmp_path) == (stats.PRIVILEGE,)
+    path = tmp_path / "stats.txt"
+    path.write_text(STATS)
+    (dump, _) = stats.read_dumps(path)
+    with pytest.raises(stats.MissingStats, match="privilege.*privileged_cycles"):
+        stats.region_metrics(dump, iterations=10, features=(stats.PRIVILEGE,))
+    counts = "".join(f"board.processor.cores.core.privilege.{name} {value}\n"
+                     for name, value in (("userCycles", 52), ("privilegedCycles", 8468),
+                                         ("userInsts", 30), ("privilegedInsts", 4230)))
+    path.write_text(STATS.replace("board.memory.mem_ctrl.readReqs", counts +
+                                  "board.memory.mem_ctrl.readReqs", 1))
+    metrics = {m.name: m.value for m in stats.region_metrics(
+        stats.read_dumps(path)[0], iterations=10, features=(stats.PRIVILEGE,))}
+    assert metrics["privileged_cycles"] == 8468 and metrics["user_cycles"] == 52
+    assert metrics["privileged_instructions"] == 4230
+
+
 @dataclass(frozen=True)
 class ModelProbe:
     features: tuple[str, ...]
@@ -190,6 +216,44 @@ def test_folio_counts_the_benchmark_printed_become_metrics() -> None:
     assert [(m.name, m.value) for m in collect.guest_reported(console)] == [
         ("folios_64k", 512.0), ("folios_64k_requested", 512.0)]
     assert collect.guest_reported("syscall_loop kind=invalid ops=10016\n") == []
+
+
+def test_the_module_timed_test_becomes_a_metric() -> None:
+    console = "vmalloc_bench test=fix_size_alloc_test pages=1 huge=0 kernel_us=5012 ops=2000\n"
+    assert [(m.name, m.value, m.unit) for m in collect.guest_reported(console)] == [
+        ("kernel_timed_us", 5012.0, "us")]
+
+
+MODULE_RUN = """
+name = "probe"
+benchmark = "vmalloc_bench"
+[matrix]
+cores = ["neoverse-v1"]
+variants = ["kpkeys-base"]
+features = ["pan,pac"]
+[[workloads]]
+name = "fix-1"
+args = ["fix_size_alloc_test", "1", "0", "2000"]
+iterations = 2000
+kernel_module = "test_vmalloc"
+"""
+
+
+def test_a_kernel_module_travels_in_the_script(tmp_path: Path) -> None:
+    run = spec.load("probe", _write(tmp_path, MODULE_RUN)).runs[0]
+    lines = run.guest_script(b"\x7fELF module").splitlines()
+    assert lines[-1] == ("/bench/vmalloc_bench /tmp/test_vmalloc.ko.base64 "
+                         "fix_size_alloc_test 1 0 2000")
+    assert "cat > /tmp/test_vmalloc.ko.base64 <<'MODULE'" in lines
+    assert "f0VMRiBtb2R1bGU=" in lines
+    with pytest.raises(ValueError, match="needs the kernel's test_vmalloc.ko"):
+        run.guest_script()
+
+
+def test_a_module_workload_needs_a_kernel_with_modules(tmp_path: Path) -> None:
+    text = MODULE_RUN.replace('"kpkeys-base"', '"baseline"')
+    with pytest.raises(spec.BadExperiment, match="'baseline' is built without modules"):
+        spec.load("probe", _write(tmp_path, text))
 
 
 def test_unknown_benchmark_lists_valid_ones(tmp_path: Path) -> None:
