@@ -3,8 +3,8 @@
 Reads results/c2-kpkeys.csv (4 KiB folios, every arm) and
 results/c2-kpkeys-64k.csv (64 KiB folios, the real-POE arms, made with a later
 gem5: each workload's arms are compared with its own baseline run); writes
-plots/out/c2_kpkeys.{pdf,png,md}. Bars: per workload, each arm's time per operation relative to kpkeys-base on the
-same CPU (the real-POE arms against the baseline on the what-if V1 with
+plots/out/c2_kpkeys.{pdf,png,md}. Bars: per workload, each arm's time per
+operation relative to kpkeys-base on the same CPU (the real-POE arms against the baseline on the what-if V1 with
 FEAT_S1POE, the mock arms against it on V1 without), unbatched and batched,
 real and mock, with a 95% interval for the median where the run had layout
 samples. The published work gives its shape only (hundreds of percent for
@@ -103,16 +103,13 @@ def table(frame: pd.DataFrame) -> str:
 def main() -> None:
     frame = pd.concat([style.load_results(name) for name in RESULTS], ignore_index=True)
     fig, ax = style.figure(height=2.4)
-    width = 0.8 / len(ARMS)
-    for i, (variant, label, features) in enumerate(ARMS):
-        spreads = [overhead(frame, variant, features, w) for w, _ in WORKLOADS]
-        heights, yerr = style.error_bars(spreads)
-        ax.bar([x + (i - (len(ARMS) - 1) / 2) * width for x in range(len(WORKLOADS))],
-               heights, width, yerr=yerr, capsize=1.5, error_kw={"linewidth": 0.5},
-               color=style.PALETTE[i + 1], hatch=style.HATCHES[i + 1], edgecolor="black",
-               linewidth=0.4, label=label)
+    bars = {label: style.error_bars([overhead(frame, variant, features, w)
+                                     for w, _ in WORKLOADS])
+            for variant, label, features in ARMS}
+    style.grouped_bars(ax, [title for _, title in WORKLOADS],
+                       {label: heights for label, (heights, _) in bars.items()},
+                       {label: yerr for label, (_, yerr) in bars.items()})
     ax.axhline(0, color="black", linewidth=0.5)
-    ax.set_xticks(range(len(WORKLOADS)), [title for _, title in WORKLOADS])
     ax.set_ylabel("time per operation vs.\nkpkeys-base (% more)")
     fig.subplots_adjust(top=0.78)
     style.legend_on_top(fig, ax, 2)

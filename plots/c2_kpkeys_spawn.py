@@ -63,15 +63,12 @@ def main() -> None:
     arms = [v for v in VARIANTS if v != BASELINE]
     shown = MEASURES[:2]
     fig, ax = style.figure(height=2.2)
-    width = 0.8 / len(arms)
-    for i, variant in enumerate(arms):
-        heights = [100 * (per_life(frame, metric, variant)
-                          / per_life(frame, metric, BASELINE) - 1) for _, metric in shown]
-        ax.bar([x + (i - (len(arms) - 1) / 2) * width for x in range(len(shown))], heights,
-               width, color=style.PALETTE[i + 1], hatch=style.HATCHES[i + 1],
-               edgecolor="black", linewidth=0.4, label=VARIANTS[variant])
+    style.grouped_bars(ax, [name for name, _ in shown], {
+        VARIANTS[variant]: [100 * (per_life(frame, metric, variant)
+                                   / per_life(frame, metric, BASELINE) - 1)
+                            for _, metric in shown]
+        for variant in arms})
     ax.axhline(0, color="black", linewidth=0.5)
-    ax.set_xticks(range(len(shown)), [name for name, _ in shown])
     ax.set_ylabel("per process life vs.\nkpkeys-base (% more)")
     fig.subplots_adjust(top=0.8)
     style.legend_on_top(fig, ax, 2)

@@ -89,14 +89,10 @@ def main() -> None:
     frame = style.load_results("c2-kpkeys-vmalloc")
     workloads = tests(frame)
     fig, ax = style.figure(width=style.COLUMN_WIDTH_IN * 1.6, height=2.4)
-    width = 0.8 / len(ARMS)
-    for i, (variant, arm) in enumerate(ARMS.items()):
-        heights = [overhead(frame, variant, w, "kernel_timed_us") for w in workloads]
-        ax.bar([x + (i - (len(ARMS) - 1) / 2) * width for x in range(len(workloads))],
-               heights, width, color=style.PALETTE[i + 1], hatch=style.HATCHES[i + 1],
-               edgecolor="black", linewidth=0.4, label=arm)
+    style.grouped_bars(ax, [label(w) for w in workloads],
+                       {arm: [overhead(frame, variant, w, "kernel_timed_us") for w in workloads]
+                        for variant, arm in ARMS.items()}, tick_fontsize=5)
     ax.axhline(0, color="black", linewidth=0.5)
-    ax.set_xticks(range(len(workloads)), [label(w) for w in workloads], fontsize=5)
     ax.set_ylabel("test_vmalloc time vs.\nkpkeys-base (% more)")
     fig.subplots_adjust(top=0.8)
     style.legend_on_top(fig, ax, 2)

@@ -80,14 +80,10 @@ def main() -> None:
     fig, _ = style.figure(width=style.FULL_WIDTH_IN, height=2.3)
     fig.clf()
     panels = fig.subplots(1, len(cores), squeeze=False)[0]
-    width = 0.8 / len(TIMINGS)
     for ax, core in zip(panels, cores):
-        for i, (timing, label) in enumerate(TIMINGS):
-            values = [ns(rows, core, timing, f"access-{mode}") for mode, _ in MODES]
-            ax.bar([x + (i - (len(TIMINGS) - 1) / 2) * width for x in range(len(MODES))],
-                   values, width, color=style.PALETTE[i + 1], hatch=style.HATCHES[i + 1],
-                   edgecolor="black", linewidth=0.4, label=label)
-        ax.set_xticks(range(len(MODES)), [name for _, name in MODES])
+        style.grouped_bars(ax, [name for _, name in MODES], {
+            label: [ns(rows, core, timing, f"access-{mode}") for mode, _ in MODES]
+            for timing, label in TIMINGS})
         ax.set_title(core, loc="left")
     panels[0].set_ylabel("time per random object access (ns)")
     fig.subplots_adjust(wspace=0.25, top=0.8, bottom=0.2)

@@ -47,15 +47,11 @@ def main() -> None:
     fig, axes = style.figure(width=style.FULL_WIDTH_IN, height=2.2)
     fig.clf()
     panels = fig.subplots(1, len(WORKLOADS))
-    width = 0.8 / len(TIMINGS)
     for ax, (workload, title) in zip(panels, WORKLOADS):
-        for i, (timing, label) in enumerate(TIMINGS):
-            values = [rows[(rows["core"] == c) & (rows["workload"] == workload)
-                           & (rows["timing"] == timing)]["value"].mean() for c in cores]
-            ax.bar([x + (i - (len(TIMINGS) - 1) / 2) * width for x in range(len(cores))],
-                   values, width, color=style.PALETTE[i + 1], hatch=style.HATCHES[i + 1],
-                   edgecolor="black", linewidth=0.4, label=label)
-        ax.set_xticks(range(len(cores)), cores)
+        style.grouped_bars(ax, cores, {
+            label: [rows[(rows["core"] == c) & (rows["workload"] == workload)
+                         & (rows["timing"] == timing)]["value"].mean() for c in cores]
+            for timing, label in TIMINGS})
         ax.set_title(title.replace("\n", " "), loc="left")
     panels[0].set_ylabel("time per operation (ns)")
     fig.subplots_adjust(wspace=0.3, top=0.78)

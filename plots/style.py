@@ -14,7 +14,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 PLOTS = Path(__file__).resolve().parent
@@ -120,6 +120,24 @@ def error_bars(spreads: Sequence[tuple[float, float, float, float]]
     """Bar heights and matplotlib yerr from median_interval() results."""
     heights = [m for m, _, _, _ in spreads]
     return heights, [[m - lo for m, lo, _, _ in spreads], [hi - m for m, _, hi, _ in spreads]]
+
+
+def grouped_bars(ax: plt.Axes, groups: Sequence[str], series: dict[str, Sequence[float]],
+                 errors: dict[str, list[list[float]]] | None = None,
+                 tick_fontsize: float | None = None) -> None:
+    """Bars grouped by category, one per series in each group, told apart in
+    grayscale (series i takes PALETTE[i + 1] and HATCHES[i + 1]); ``errors``:
+    a series' matplotlib yerr (from error_bars()), where it has one."""
+    width = 0.8 / len(series)
+    for i, (label, heights) in enumerate(series.items()):
+        yerr = (errors or {}).get(label)
+        spread = ({"yerr": yerr, "capsize": 1.5, "error_kw": {"linewidth": 0.5}}
+                  if yerr is not None else {})
+        ax.bar([x + (i - (len(series) - 1) / 2) * width for x in range(len(groups))],
+               heights, width, color=PALETTE[i + 1], hatch=HATCHES[i + 1],
+               edgecolor="black", linewidth=0.4, label=label, **spread)
+    ax.set_xticks(range(len(groups)), groups,
+                  **({"fontsize": tick_fontsize} if tick_fontsize else {}))
 
 
 def setting_lines(ax: plt.Axes, labels: Sequence[str],
