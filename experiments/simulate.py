@@ -336,11 +336,12 @@ def kernel_module(builds: Builds, spec: RunSpec) -> bytes | None:
     name = spec.workload.kernel_module
     if not name:
         return None
-    path = builds.kernels[spec.variant].path / kernel.MODULES_DIR / f"{name}.ko"
+    modules = builds.kernels[spec.variant].path / kernel.MODULES_DIR
+    path = modules / f"{name}.ko"
     if not path.is_file():
-        raise FileNotFoundError(f"{spec.label}: kernel {spec.variant} "
-                                f"({builds.kernels[spec.variant].key}) has no {name}.ko; "
-                                "rebuild it: make kernel VARIANT=" + spec.variant)
+        built = sorted(p.stem for p in modules.glob("*.ko"))
+        raise FileNotFoundError(f"{spec.label}: kernel {spec.variant} built no module "
+                                f"'{name}'; its modules: {', '.join(built) or 'none'}")
     return path.read_bytes()
 
 

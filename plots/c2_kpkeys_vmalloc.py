@@ -6,9 +6,9 @@ Bars: per test, in the published order (fix_size_alloc_test over p pages, h:0
 then h:1; random_size_alloc_test; vm_map_ram_test), each arm's time over
 kpkeys-base's. The time is what the module measures itself (its "avg: N usec",
 the published measure). The simulated region also holds loading the module and
-unloading it after its init fails on purpose, where the guest idles through
-RCU grace periods, so the table gives the region's active cycles (idle cycles
-are not counted) rather than its simulated time, with its instructions and
+unloading it after its init fails on purpose, during which the guest is
+mostly idle, so the table gives the region's active cycles (idle cycles are
+not counted) rather than its simulated time, with its instructions and
 serialising instructions. One run per point: the layout's spread is not
 sampled (the fork's was below 1% in c2-kpkeys). The published work gives the
 shape only, so no hardware numbers stand beside these.
