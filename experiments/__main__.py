@@ -1,5 +1,6 @@
 """``python -m experiments run NAME [NAME ...] [-j N] [--cpu C] [--results-dir D]``,
-``python -m experiments compare REFERENCE NEW [NAME ...]`` and
+``python -m experiments compare REFERENCE NEW [NAME ...]``,
+``python -m experiments trace NAME --variant V --workload W [--features F]`` and
 ``python -m experiments list``."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from builders import buildroot
 from builders.process import CommandFailed
-from experiments import backends, compare, runner, simulate, spec
+from experiments import backends, compare, runner, simulate, spec, trace
 
 EXIT_FAILED = 1
 EXIT_CANCELLED = 130  # as a shell reports a process stopped by SIGINT
@@ -104,6 +105,19 @@ def main(argv: list[str] | None = None) -> int:
     comparison.add_argument("--partial", action="store_true",
                             help="the re-run holds only some runs: compare those, and do not "
                             "count the runs it lacks")
+    tracing = sub.add_parser(
+        "trace", help="simulate one run again with gem5's instruction trace and count, per "
+        "kernel function, its region's system-register, barrier and serializing instructions")
+    tracing.add_argument("name", help="the experiment")
+    tracing.add_argument("--variant", required=True, help="the run's kernel variant")
+    tracing.add_argument("--workload", required=True, help="the run's workload")
+    tracing.add_argument("--features", help="the run's CPU features, where the variant runs "
+                         "with more than one set (e.g. pan,pac,poe)")
+    tracing.add_argument("--top", type=int, default=20,
+                         help="how many instructions the printed summary lists (default 20)")
+    tracing.add_argument("--results-dir", type=Path, default=spec.REPO_ROOT / "results" / "traces",
+                         help="where the CSV goes (default: results/traces, under the "
+                         "experiment's name)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
                         datefmt="%H:%M:%S")
@@ -125,6 +139,18 @@ def main(argv: list[str] | None = None) -> int:
         print("compare: the re-run agrees with the reference" if agreed else
               "compare: the re-run DIFFERS from the reference")
         return 0 if agreed else EXIT_FAILED
+    if args.command == "trace":
+        try:
+            trace.trace_run(args.name, args.variant, args.workload, args.features,
+                            args.results_dir, args.top)
+        except (KeyboardInterrupt, simulate.Cancelled):
+            logging.error("stopped by the user: gem5 killed, nothing partial kept")
+            return EXIT_CANCELLED
+        except (spec.BadExperiment, trace.BadTrace, simulate.SimulationFailed, CommandFailed,
+                RuntimeError) as err:
+            logging.error("%s", err)
+            return EXIT_FAILED
+        return 0
     if args.jobs < 1:
         parser.error(f"-j must be at least 1, got {args.jobs}")
     try:

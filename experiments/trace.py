@@ -1,0 +1,372 @@
+"""Where a run's measured region spends its instructions: one run of an
+experiment simulated again with gem5's instruction trace.
+
+``python -m experiments trace NAME --variant V --workload W [--features F]``
+simulates the run as its experiment defines it (same builds, checkpoint,
+core model and parameters) with gem5's ``Exec`` debug output: one line per
+committed instruction, with the kernel function it is in and the flags the
+run's decoder gave it. A whole trace is gigabytes, so gem5 writes it into a
+FIFO and this module counts it as it comes, then keeps the part between the
+benchmark's stats reset and dump (the region the experiment's CSV measures)
+and writes ``results/traces/<name>/<variant>_<features>_<workload>.csv``:
+per function, its instruction count, and every system-register access,
+barrier, cache or TLB maintenance and exception instruction, and every
+instruction gem5 serializes (for the run's core model, whose system-register
+timing may relax some), by instruction and operand, over the whole region and
+in each function. The counts and gem5's
+outputs are cached like a run's, keyed by the run's key and the trace flags.
+On the O3 CPU the region's total is gem5's committed-instruction count less
+the m5 op that reset the stats; the atomic CPU does not trace instructions
+that raise an exception (SVCs).
+"""
+
+from __future__ import annotations
+
+import collections
+import csv
+import json
+import logging
+import os
+import subprocess
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from builders import cache
+from experiments import collect, runner, simulate, spec, stats
+
+log = logging.getLogger(__name__)
+
+# One line per architectural instruction (a macro-op once, not its micro-ops),
+# with its kernel symbol and its static flags; no results or addresses, which
+# would only make the stream longer.
+FLAGS = "ExecEnable,ExecSymbol,ExecMacro,ExecUser,ExecKernel,ExecFlags"
+FIFO = "exec-trace.fifo"
+COUNTS = "counts.csv"
+# Instructions counted one by one: their operand tells which register,
+# barrier domain or maintenance operation.
+SYSTEM = frozenset({"mrs", "msr", "isb", "dsb", "dmb", "tlbi", "dc", "ic", "at", "sys",
+                    "eret", "svc", "hvc", "smc", "brk", "wfi", "wfe", "sb", "csdb"})
+SERIALIZING = ("IsSerializing", "IsSerializeBefore", "IsSerializeAfter")
+ALL = "all"
+USER = "(user)"
+NO_SYMBOL = "(kernel, no symbol)"
+PROGRESS_LINES = 50_000_000
+COLUMNS = ("experiment", "trace", "cpu", "core", "variant", "features", "params", "workload",
+           "function", "instruction", "operand", "serializing", "value", "unit",
+           *collect.PROVENANCE)
+
+
+class BadTrace(RuntimeError):
+    """The trace could not be made or read; the message says why."""
+
+
+@dataclass(frozen=True)
+class Instruction:
+    function: str
+    mnemonic: str
+    operand: str
+    serializing: bool
+
+
+def split_line(line: str) -> tuple[int, str] | None:
+    """A trace line's tick and the rest (``CPU: PC [@FUNC+OFF] : DISASSEMBLY :
+    flags=(...)``), which is the same for every execution of one instruction;
+    None for a line that is not one."""
+    head, sep, body = line.partition(": ")
+    head = head.strip()
+    if not sep or not head.isdigit():
+        return None
+    return int(head), body
+
+
+def parse_body(body: str) -> Instruction | None:
+    """What a line's body says: function, mnemonic, the operand that matters
+    (system register, barrier domain, maintenance operation) and whether the
+    run's decoder made it serializing."""
+    _, sep, rest = body.partition(": ")
+    parts = rest.split(" : ")
+    if not sep or len(parts) < 2:
+        return None
+    where, disassembly = parts[0].split(), parts[1].replace(",", " ").split()
+    if not disassembly:
+        return None
+    symbol = next((w[1:] for w in where if w.startswith("@")), None)
+    if symbol is not None:
+        function = symbol.split("+", 1)[0]
+    else:
+        # The symbol table is the kernel's: a user address has none.
+        function = NO_SYMBOL if where and where[0].startswith("0xffff") else USER
+    mnemonic = disassembly[0].lower()
+    operand = ""
+    if mnemonic in SYSTEM and len(disassembly) > 1:
+        # mrs Xt, REG names the register second; everything else first.
+        operand = disassembly[2] if mnemonic == "mrs" and len(disassembly) > 2 else disassembly[1]
+        operand = "" if operand.startswith("x") and operand[1:].isdigit() else operand.lower()
+    flags = parts[2] if len(parts) > 2 else ""
+    return Instruction(function=function, mnemonic=mnemonic, operand=operand,
+                       serializing=any(f in flags for f in SERIALIZING))
+
+
+@dataclass
+class Segment:
+    """The instructions between two gem5 pseudo-ops (the guest's m5 calls):
+    how often each distinct line body (one static instruction) ran."""
+
+    start_tick: int
+    end_tick: int | None = None
+    bodies: collections.Counter[str] = field(default_factory=collections.Counter)
+
+
+def segments(lines: Iterable[str], progress: int = PROGRESS_LINES) -> list[Segment]:
+    """The trace cut at every gem5 pseudo-op, each part counted. Only the
+    count of each distinct body is kept here: a trace has tens of millions of
+    lines but far fewer distinct instructions, each parsed once later."""
+    parts = [Segment(start_tick=0)]
+    bodies = parts[0].bodies
+    seen = 0
+    for line in lines:
+        seen += 1
+        if progress and seen % progress == 0:
+            log.info("traced %d M instructions", seen // 1_000_000)
+        _, _, body = line.partition(": ")
+        if "gem5op" in body:
+            split = split_line(line)
+            parsed = parse_body(split[1]) if split else None
+            if split and parsed and parsed.mnemonic == "gem5op":
+                parts[-1].end_tick = split[0]
+                parts.append(Segment(start_tick=split[0]))
+                bodies = parts[-1].bodies
+                continue
+        bodies[body] += 1
+    return parts
+
+
+def region(parts: Sequence[Segment], start_tick: int, end_tick: int) -> Segment:
+    """The counts between the pseudo-ops nearest the region's start and end
+    (its stats reset and dump)."""
+    bounded = [s for s in parts if s.end_tick is not None]
+    if not bounded:
+        raise BadTrace("the trace holds no gem5 pseudo-op: the region cannot be found")
+    first = min(range(len(bounded)), key=lambda i: abs(bounded[i].start_tick - start_tick))
+    last = min(range(len(bounded)), key=lambda i: abs(bounded[i].end_tick - end_tick))
+    if last < first:
+        raise BadTrace(f"no trace segment spans the region (ticks {start_tick}-{end_tick})")
+    merged = Segment(start_tick=bounded[first].start_tick, end_tick=bounded[last].end_tick)
+    for part in bounded[first:last + 1]:
+        merged.bodies.update(part.bodies)
+    return merged
+
+
+@dataclass
+class Counted:
+    """A region's instructions per function, and its notable ones."""
+
+    per_function: collections.Counter[str] = field(default_factory=collections.Counter)
+    notable: collections.Counter[tuple[str, str, str, bool]] = field(
+        default_factory=collections.Counter)
+
+
+def counted(part: Segment) -> Counted:
+    result = Counted()
+    for body, times in part.bodies.items():
+        instruction = parse_body(body)
+        if instruction is None:
+            continue
+        result.per_function[instruction.function] += times
+        if instruction.mnemonic in SYSTEM or instruction.serializing:
+            result.notable[(instruction.function, instruction.mnemonic, instruction.operand,
+                            instruction.serializing)] += times
+    return result
+
+
+def region_ticks(stats_file: Path) -> tuple[int, int]:
+    """(start, end) tick of the first stats dump: the benchmark's region."""
+    dumps = stats.read_dumps(stats_file)
+    if not dumps or "finalTick" not in dumps[0] or "simTicks" not in dumps[0]:
+        raise BadTrace(f"{stats_file} has no stats dump with finalTick and simTicks")
+    end = int(dumps[0]["finalTick"])
+    return end - int(dumps[0]["simTicks"]), end
+
+
+def count_rows(counts: Counted) -> list[dict[str, object]]:
+    """The region's total first; then each function's instruction count
+    (instruction 'all'); then each notable instruction over the whole region
+    (function 'all') and in each function; each group largest first."""
+    def row(function: str, instruction: str, operand: str, serializing: object,
+            value: int) -> dict[str, object]:
+        return {"function": function, "instruction": instruction, "operand": operand,
+                "serializing": serializing, "value": value, "unit": "instructions"}
+
+    totals: collections.Counter[tuple[str, str, bool]] = collections.Counter()
+    for (_, mnemonic, operand, serializing), n in counts.notable.items():
+        totals[(mnemonic, operand, serializing)] += n
+    return ([row(ALL, ALL, "", "", sum(counts.per_function.values()))]
+            + [row(f, ALL, "", "", n) for f, n in counts.per_function.most_common()]
+            + [row(ALL, m, o, s, n) for (m, o, s), n in totals.most_common()]
+            + [row(f, m, o, s, n) for (f, m, o, s), n in counts.notable.most_common()])
+
+
+def select_run(experiment: spec.Experiment, variant: str, workload: str,
+               features: str | None) -> spec.RunSpec:
+    """The experiment's one run (sample 0) of ``variant`` and ``workload``
+    (and ``features``, where the variant runs with more than one set)."""
+    def choices(attribute: str) -> str:
+        return ", ".join(sorted({str(getattr(r, attribute)) for r in experiment.runs}))
+
+    runs = [r for r in experiment.runs if r.sample == 0]
+    if not any(r.variant == variant for r in runs):
+        raise spec.BadExperiment(f"{experiment.name} has no variant '{variant}'; "
+                                 f"valid: {choices('variant')}")
+    workloads = sorted({r.workload.name for r in runs})
+    if workload not in workloads:
+        raise spec.BadExperiment(f"{experiment.name} has no workload '{workload}'; "
+                                 f"valid: {', '.join(workloads)}")
+    matching = [r for r in runs if r.variant == variant and r.workload.name == workload]
+    if features is not None:
+        wanted = ",".join(spec.catalog.parse_features(features))
+        sets = sorted({",".join(r.features) for r in matching})
+        matching = [r for r in matching if ",".join(r.features) == wanted]
+        if not matching:
+            raise spec.BadExperiment(f"{experiment.name} runs {variant} with features "
+                                     f"{' or '.join(sets)}, not '{features}'")
+    if len(matching) > 1:
+        raise spec.BadExperiment(
+            f"{experiment.name} has {len(matching)} runs of {variant} {workload}; name one "
+            "with --features (they are: " + "; ".join(r.label for r in matching) + ")")
+    return matching[0]
+
+
+def trace_simulation(run: simulate.Simulation) -> tuple[cache.Entry, dict[str, object]]:
+    inputs = {**run.key_inputs(), "trace_flags": FLAGS}
+    return cache.entry("traces", inputs), inputs
+
+
+def _read_fifo(path: Path, parts: list[list[Segment]], failure: list[BaseException]) -> None:
+    try:
+        with path.open(errors="replace") as stream:
+            parts.append(segments(stream))
+    except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
+        failure.append(err)
+
+
+def _unblock(path: Path) -> None:
+    """Open the FIFO's writing end once, so a reader still waiting for gem5
+    to open it (gem5 failed first) sees the end of the stream."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:
+        pass
+
+
+def simulate_traced(gem5: simulate.Gem5Runner, run: simulate.Simulation) -> cache.Entry:
+    """The trace's cache entry: cached, or simulated now (gem5 on this host)."""
+    entry, inputs = trace_simulation(run)
+    if entry.usable():
+        return entry
+    with entry.lock():
+        if entry.exists():
+            return entry
+        with entry.staging(inputs) as out:
+            _trace_into(gem5, run, out)
+    return entry
+
+
+def _trace_into(gem5: simulate.Gem5Runner, run: simulate.Simulation, out: Path) -> None:
+    """Run gem5 with the trace into the FIFO in ``out`` and keep the region's counts."""
+    fifo = out / FIFO
+    os.mkfifo(fifo)
+    (out / "m5out").mkdir()
+    command = run.command(out)
+    # gem5's own options go before its script.
+    command[2:2] = [f"--debug-flags={FLAGS}", f"--debug-file={fifo}"]
+    (out / "command.txt").write_text(" ".join(command) + "\n")
+    parts: list[list[Segment]] = []
+    failure: list[BaseException] = []
+    reader = threading.Thread(target=_read_fifo, args=(fifo, parts, failure), daemon=True)
+    reader.start()
+    started, wall = time.monotonic(), time.time()
+    log.info("tracing %s (the trace is counted as gem5 writes it)", run.label)
+    with (out / "simout.txt").open("w") as simout, \
+            (out / "simerr.txt").open("w") as simerr:
+        process = subprocess.Popen(command, stdout=simout, stderr=simerr, cwd=out)
+        try:
+            code = process.wait()
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            _unblock(fifo)
+            reader.join()
+    fifo.unlink()
+    seconds = time.monotonic() - started
+    if code != 0:
+        raise BadTrace(f"{run.label}: gem5 exited with status {code} after {seconds:.0f} s"
+                       f"\n--- gem5 stderr (tail) ---\n{simulate.tail(out / 'simerr.txt')}")
+    if failure:
+        raise BadTrace(f"{run.label}: reading the trace failed: {failure[0]}")
+    start, end = region_ticks(out / "m5out" / "stats.txt")
+    _write(out / COUNTS, count_rows(counted(region(parts[0], start, end))),
+           ("function", "instruction", "operand", "serializing", "value", "unit"))
+    (out / "provenance.json").write_text(json.dumps(
+        simulate.provenance_sidecar(run, gem5.repo, seconds, wall), indent=2) + "\n")
+    log.info("traced %s in %.1f host min", run.label, seconds / 60)
+
+
+def _write(path: Path, rows: Sequence[dict[str, object]], columns: Sequence[str]) -> None:
+    partial = path.with_name(f".{path.name}.partial")
+    with partial.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    partial.replace(path)
+
+
+def result_rows(run: spec.RunSpec, entry: cache.Entry) -> Iterator[dict[str, object]]:
+    common = {"experiment": run.experiment, "trace": entry.key, "cpu": run.cpu,
+              "core": run.core if run.cpu == "o3" else "", "variant": run.variant,
+              "features": "+".join(run.features) or "none", "params": " ".join(run.params),
+              "workload": run.workload.name, **collect.provenance(entry.path)}
+    with (entry.path / COUNTS).open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            yield {**common, **row}
+
+
+def result_path(results_dir: Path, run: spec.RunSpec) -> Path:
+    features = "+".join(run.features) or "none"
+    return results_dir / run.experiment / f"{run.variant}_{features}_{run.workload.name}.csv"
+
+
+def summary(rows: Sequence[dict[str, object]], top: int) -> str:
+    """The region's size and its most frequent notable instructions."""
+    whole = [r for r in rows if r["function"] == ALL]
+    lines = [f"{int(whole[0]['value']):,} instructions in the region; the most frequent "
+             "system, barrier and serializing ones (serializing: as this run's core model "
+             "decodes them):"]
+    lines += [f"{int(r['value']):>10,}  {r['instruction']} {r['operand']}"
+              f"{'  serializing' if str(r['serializing']) == 'True' else ''}"
+              for r in whole[1:top + 1]]
+    return "\n".join(lines)
+
+
+def trace_run(name: str, variant: str, workload: str, features: str | None,
+              results_dir: Path, top: int) -> Path:
+    experiment = spec.load(name)
+    run = select_run(experiment, variant, workload, features)
+    if run.arm32 or run.workload.kind == "selftests":
+        raise spec.BadExperiment(f"{run.label}: traces are made of 64-bit benchmark runs only")
+    builds = simulate.ensure_builds([run.variant], 1)
+    gem5 = simulate.Gem5Runner(simulate.RepoState.read())
+    planned = runner.plan(builds, run)
+    if planned.boot is not None:
+        gem5.simulate(planned.boot)
+    entry = simulate_traced(gem5, planned.run)
+    rows = list(result_rows(run, entry))
+    target = result_path(results_dir, run)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    _write(target, rows, COLUMNS)
+    print(summary(rows, top))
+    log.info("wrote %s (%d rows)", target, len(rows))
+    return target

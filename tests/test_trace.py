@@ -1,0 +1,106 @@
+"""The instruction-trace tool: reading gem5's Exec lines, finding the
+measured region, picking the run; and (with gem5 cached) one traced run
+whose region agrees with gem5's own count of committed instructions."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from experiments import runner, simulate, spec, stats, trace
+from experiments.simulate import Builds
+
+KERNEL_LINE = ("  107408012000: board.processor.cores.core: 0xffff800080234a10 "
+               "@copy_page_range+1232    : mrs   x2, sp_el0                 :   "
+               "flags=(IsInteger|IsSerializeBefore|IsNonSpeculative)")
+BARRIER_LINE = ("  107408012500: board.processor.cores.core: 0xffff800080234a14 "
+                "@copy_page_range+1236    : isb                        :   "
+                "flags=(IsSerializeAfter|IsNonSpeculative)")
+USER_LINE = ("  107408013000: board.processor.cores.core: 0x4005d0    : "
+             "svc   #0x0                 :   flags=(IsSerializeAfter|IsNonSpeculative|IsSyscall)")
+PLAIN_LINE = ("  107408013500: board.processor.cores.core: 0xffff800080010000 @el0_svc+4    : "
+              "add   x0, x1, #8             :   flags=(IsInteger)")
+
+
+def op_line(tick: int) -> str:
+    return f"  {tick}: board.processor.cores.core: 0x400800    : gem5op                     :   "
+
+
+def parsed(line: str) -> trace.Instruction | None:
+    split = trace.split_line(line)
+    return trace.parse_body(split[1]) if split else None
+
+
+def test_a_kernel_line_names_function_register_and_serialization() -> None:
+    assert trace.split_line(KERNEL_LINE)[0] == 107408012000
+    assert parsed(KERNEL_LINE) == trace.Instruction(
+        function="copy_page_range", mnemonic="mrs", operand="sp_el0", serializing=True)
+    assert parsed(BARRIER_LINE).operand == ""
+
+
+def test_user_lines_and_other_output_are_told_apart() -> None:
+    user = parsed(USER_LINE)
+    assert (user.function, user.mnemonic, user.operand) == (trace.USER, "svc", "#0x0")
+    assert parsed("warn: something else: here") is None
+    assert parsed("") is None
+
+
+def test_the_region_is_the_part_between_reset_and_dump() -> None:
+    lines = [PLAIN_LINE, op_line(100), KERNEL_LINE, BARRIER_LINE, PLAIN_LINE, op_line(200),
+             USER_LINE, op_line(300)]
+    counted = trace.counted(trace.region(trace.segments(lines), 100, 200))
+    assert counted.per_function == {"copy_page_range": 2, "el0_svc": 1}
+    assert counted.notable[("copy_page_range", "mrs", "sp_el0", True)] == 1
+    assert counted.notable[("copy_page_range", "isb", "", True)] == 1
+    rows = trace.count_rows(counted)
+    assert rows[0] == {"function": "all", "instruction": "all", "operand": "",
+                       "serializing": "", "value": 3, "unit": "instructions"}
+    assert {"function": "all", "instruction": "mrs", "operand": "sp_el0",
+            "serializing": True, "value": 1, "unit": "instructions"} in rows
+    assert "1  mrs sp_el0  serializing" in trace.summary(rows, 5)
+
+
+def test_a_trace_without_pseudo_ops_is_refused() -> None:
+    with pytest.raises(trace.BadTrace, match="no gem5 pseudo-op"):
+        trace.region(trace.segments([PLAIN_LINE]), 0, 10)
+
+
+def test_choosing_the_run_names_the_valid_choices() -> None:
+    experiment = spec.load("c2-kpkeys")
+    with pytest.raises(spec.BadExperiment, match="valid: kpkeys-base"):
+        trace.select_run(experiment, "nope", "fork-4k", None)
+    with pytest.raises(spec.BadExperiment, match="valid: fork-4k, munmap-4k"):
+        trace.select_run(experiment, "kpkeys-base", "fork", None)
+    with pytest.raises(spec.BadExperiment, match="name one with --features"):
+        trace.select_run(experiment, "kpkeys-base", "fork-4k", None)
+    run = trace.select_run(experiment, "kpkeys-base", "fork-4k", "poe,pan,pac")
+    assert run.features == ("pac", "pan", "poe")
+    assert trace.result_path(Path("r"), run) == Path(
+        "r/c2-kpkeys/kpkeys-base_pac+pan+poe_fork-4k.csv")
+
+
+@pytest.mark.needs_gem5
+def test_a_traced_region_counts_what_gem5_committed(
+        cached_builds_or_skip: Callable[..., Builds], tmp_path: Path) -> None:
+    """The syscall experiment's getppid run (10,000 calls on the A76 model),
+    traced: an ERET per call, and every instruction gem5 committed in the
+    region but the m5 op that reset the stats (the trace's cut)."""
+    builds = cached_builds_or_skip("baseline")
+    run = trace.select_run(spec.load("syscall"), "baseline", "getppid", "pan")
+    planned = runner.plan(builds, run)
+    gem5 = simulate.Gem5Runner(simulate.RepoState("test", False))
+    gem5.simulate(planned.boot)
+    trace._trace_into(gem5, planned.run, tmp_path)
+    with (tmp_path / trace.COUNTS).open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    whole = {(r["instruction"], r["operand"]): int(r["value"])
+             for r in rows if r["function"] == "all"}
+    committed = stats.read_dumps(tmp_path / "m5out" / "stats.txt")[0]
+    numinsts = next(v for k, v in committed.items() if k.endswith("commitStats0.numInsts"))
+    # One ERET per call, and one per interrupt the region took (if any).
+    assert 10_000 <= whole[("eret", "")] <= 10_010
+    assert numinsts - whole[("all", "")] == 1
+    assert not (tmp_path / trace.FIFO).exists()
