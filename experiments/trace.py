@@ -53,9 +53,9 @@ SERIALIZING = ("IsSerializing", "IsSerializeBefore", "IsSerializeAfter")
 ALL = "all"
 USER = "(user)"
 NO_SYMBOL = "(kernel, no symbol)"
-PROGRESS_LINES = 50_000_000
+PROGRESS_LINES = 10_000_000
 COLUMNS = ("experiment", "trace", "cpu", "core", "variant", "features", "params", "workload",
-           "function", "instruction", "operand", "serializing", "value", "unit",
+           "iterations", "function", "instruction", "operand", "serializing", "value", "unit",
            *collect.PROVENANCE)
 
 
@@ -328,7 +328,8 @@ def result_rows(run: spec.RunSpec, entry: cache.Entry) -> Iterator[dict[str, obj
     common = {"experiment": run.experiment, "trace": entry.key, "cpu": run.cpu,
               "core": run.core if run.cpu == "o3" else "", "variant": run.variant,
               "features": "+".join(run.features) or "none", "params": " ".join(run.params),
-              "workload": run.workload.name, **collect.provenance(entry.path)}
+              "workload": run.workload.name, "iterations": run.workload.iterations,
+              **collect.provenance(entry.path)}
     with (entry.path / COUNTS).open(newline="") as handle:
         for row in csv.DictReader(handle):
             yield {**common, **row}

@@ -1,8 +1,9 @@
 """Figure: what protecting page-table pages with kpkeys costs (claim C2).
 
 Reads results/c2-kpkeys.csv (4 KiB folios, every arm) and
-results/c2-kpkeys-64k.csv (64 KiB folios, the real-POE arms, made with a later
-gem5: each workload's arms are compared with its own baseline run); writes
+results/c2-kpkeys-64k.csv (64 KiB folios, every arm, made with a later gem5 and
+the kernels rebuilt with modules: each workload's arms are compared with its
+own baseline run); writes
 plots/out/c2_kpkeys.{pdf,png,md}. Bars: per workload, each arm's time per
 operation relative to kpkeys-base on the same CPU (the real-POE arms against the baseline on the what-if V1 with
 FEAT_S1POE, the mock arms against it on V1 without), unbatched and batched,
@@ -115,8 +116,8 @@ def main() -> None:
     style.legend_on_top(fig, ax, 2)
     style.add_note(fig, "Neoverse-V1 model; POE arms on a what-if V1 with FEAT_S1POE, mock\n"
                    "arms (CONTEXTIDR_EL1 for POR_EL1) on V1 without, each against\n"
-                   "kpkeys-base on the same CPU (64 KiB folios: POE arms only, a later\n"
-                   "gem5). The published work gives the shape only: no hardware\n"
+                   "kpkeys-base on the same CPU (64 KiB folios: a later gem5 and\n"
+                   "kernel builds). The published work gives the shape only: no hardware\n"
                    "numbers to draw beside these.", frame, below=-0.2)
     style.publish(fig, "c2_kpkeys", table(frame))
 
