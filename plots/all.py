@@ -27,6 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("figures", nargs="*", help=f"a subset of: {', '.join(FIGURES)}")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    # Matplotlib's PDF backend subsets fonts with fontTools, which logs every glyph.
+    logging.getLogger("fontTools").setLevel(logging.WARNING)
     unknown = sorted(set(args.figures) - set(FIGURES))
     if unknown:
         parser.error(f"unknown figure(s) {', '.join(unknown)}; valid: {', '.join(FIGURES)}")
