@@ -159,10 +159,34 @@ def sweep_settings(params: str, prefix: str) -> dict[str, str]:
     return {k.removeprefix(prefix): v for k, v in pairs}
 
 
+# Characters per line of the builds under a figure (a long list wraps).
+PROVENANCE_WIDTH = 110
+
+
+def wrap_list(text: str, width: int) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken after commas
+    (the builds are comma-separated keys, not to be split)."""
+    lines = [""]
+    for part in text.split(","):
+        piece = part if not lines[-1] else "," + part
+        if lines[-1] and len(lines[-1]) + len(piece) > width:
+            lines[-1] += ","
+            lines.append(part)
+        else:
+            lines[-1] += piece
+    return lines
+
+
 def add_provenance(fig: plt.Figure, frame: pd.DataFrame, below: float | None = None) -> None:
     """Name the builds behind the data below the axes, clear of their labels."""
-    fig.text(0.0, -0.06 if below is None else below, provenance_note(frame), fontsize=5,
-             color="#555555", transform=fig.transFigure)
+    y = -0.06 if below is None else below
+    lines = wrap_list(provenance_note(frame), PROVENANCE_WIDTH)
+    if len(lines) == 1:
+        fig.text(0.0, y, lines[0], fontsize=5, color="#555555", transform=fig.transFigure)
+    else:
+        # A long list of builds wraps downwards rather than widening the figure.
+        fig.text(0.0, y + 0.03, "\n".join(lines), fontsize=5, color="#555555", va="top",
+                 transform=fig.transFigure)
 
 
 def save_table(name: str, markdown: str) -> Path:
