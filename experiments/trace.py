@@ -308,20 +308,11 @@ def _trace_into(gem5: simulate.Gem5Runner, run: simulate.Simulation, out: Path) 
     if failure:
         raise BadTrace(f"{run.label}: reading the trace failed: {failure[0]}")
     start, end = region_ticks(out / "m5out" / "stats.txt")
-    _write(out / COUNTS, count_rows(counted(region(parts[0], start, end))),
-           ("function", "instruction", "operand", "serializing", "value", "unit"))
+    collect.write_csv(count_rows(counted(region(parts[0], start, end))), out / COUNTS,
+                      ("function", "instruction", "operand", "serializing", "value", "unit"))
     (out / "provenance.json").write_text(json.dumps(
         simulate.provenance_sidecar(run, gem5.repo, seconds, wall), indent=2) + "\n")
     log.info("traced %s in %.1f host min", run.label, seconds / 60)
-
-
-def _write(path: Path, rows: Sequence[dict[str, object]], columns: Sequence[str]) -> None:
-    partial = path.with_name(f".{path.name}.partial")
-    with partial.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-    partial.replace(path)
 
 
 def result_rows(run: spec.RunSpec, entry: cache.Entry) -> Iterator[dict[str, object]]:
@@ -366,8 +357,7 @@ def trace_run(name: str, variant: str, workload: str, features: str | None,
     entry = simulate_traced(gem5, planned.run)
     rows = list(result_rows(run, entry))
     target = result_path(results_dir, run)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    _write(target, rows, COLUMNS)
+    collect.write_csv(rows, target, COLUMNS)
     print(summary(rows, top))
     log.info("wrote %s (%d rows)", target, len(rows))
     return target
