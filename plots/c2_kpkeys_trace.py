@@ -6,8 +6,9 @@ experiments trace c2-kpkeys --variant V --workload fork-4k --features
 pan,pac,poe`` for kpkeys-base, kpkeys-pgtables and kpkeys-pgtables-batched);
 writes plots/out/c2_kpkeys_trace.{pdf,png,md}. Bars: per kind of instruction,
 how many each kernel commits per fork; the table adds every instruction the
-Neoverse-V1 model serializes (its decoder's flags: it serializes an MRS of any
-register its timing table does not relax). The traces count every committed
+Neoverse-V1 model serializes (its decoder's flags: with gem5's timing, every
+MSR and every MRS but that of SP_EL0, a register move since gem5 patch
+0021). The traces count every committed
 instruction, so they are exact, not sampled.
 No hardware traces exist to stand beside these.
 """
@@ -23,9 +24,9 @@ WORKLOAD = "fork-4k"
 FEATURES = "pac+pan+poe"
 VARIANTS = {"kpkeys-base": "baseline", "kpkeys-pgtables": "unbatched, POE",
             "kpkeys-pgtables-batched": "batched, POE"}
-# The kinds drawn, as (instruction, operand): the reads of `current` and of
-# TCR_EL1 that the model serializes, the POR_EL1 switch (its write relaxed,
-# its read not) and the ISB after it (gem5 squashes everything younger).
+# The kinds drawn, as (instruction, operand): the reads of `current` (SP_EL0)
+# and of TCR_EL1, the POR_EL1 switch and the ISB after it (gem5 squashes
+# everything younger). Which of them serialize is the trace's own column.
 KINDS = (("mrs", "sp_el0"), ("mrs", "tcr_el1"), ("mrs", "por_el1"), ("msr", "por_el1"),
          ("isb", ""))
 OTHER = "other serializing"
@@ -95,8 +96,9 @@ def main() -> None:
     style.legend_on_top(fig, ax, 3)
     style.add_note(fig, "Neoverse-V1 model with FEAT_S1POE (a what-if); every committed "
                    "instruction of four forks of a 32 MiB process, traced\n(gem5 Exec "
-                   "trace). The model serializes each MRS shown (not the relaxed MSR of "
-                   "POR_EL1); an ISB squashes what follows.\nExact counts, not samples. "
+                   "trace). The model serializes each MSR and MRS shown but mrs sp_el0 "
+                   "(a register move); an ISB squashes what follows.\nExact counts, not "
+                   "samples. "
                    "No hardware traces to draw beside these.", pd.concat(frames.values()),
                    below=-0.24)
     style.publish(fig, "c2_kpkeys_trace", table(counts))

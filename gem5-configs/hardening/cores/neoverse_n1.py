@@ -70,7 +70,7 @@ MODEL = CoreModel(
     make_l3=AltraSLC,
     # Altra: 8x DDR4-3200 (AT-ALTRA); gem5's fastest DDR4 model is 2400.
     make_memory=dram("DDR4-2400", 8),
-    # N1 is the A76 core with server uncore (N1WP): the A76 calibration.
+    # N1 is the A76 core with server uncore (N1WP): the A76 table.
     sysreg_timing=A76_SYSREG_TIMING,
     notes={"memory": "Altra 8x DDR4-3200 as 8x DDR4-2400: gem5 has no DDR4-3200"},
 )

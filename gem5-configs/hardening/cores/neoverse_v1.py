@@ -164,10 +164,10 @@ MODEL = CoreModel(
     # Graviton3: 8 DDR5 channels (AWS; speed grade not confirmed, see
     # docs/parameter-sources.md). gem5's DDR5-4400: 16 sub-channels = 8 channels.
     make_memory=dram("DDR5-4400", 16),
-    # No per-register costs are published for V1; the A76 calibration (the
-    # same Arm design lineage) rather than gem5's drain, which no Arm core
-    # does for SCTLR_EL1. Claim C2's mock on V1 wrote CONTEXTIDR_EL1 but
-    # gives no numbers.
+    # No per-register costs are published for V1: the A76 table (gem5's
+    # timing, sctlr and por classes named). Claim C2's mock on V1 wrote
+    # CONTEXTIDR_EL1 but gives no numbers; it keeps gem5's timing too, so
+    # mock and real POE writes cost the same drain.
     sysreg_timing=A76_SYSREG_TIMING,
     notes={"memory": "Graviton3 8x DDR5 (speed not published) as 8x DDR5-4400 "
                      "(16 gem5 sub-channels)"},

@@ -172,7 +172,7 @@ MODEL = CoreModel(
     # power-of-two count, so 16 DDR5-4400 sub-channels (8 channels), 2/3 of
     # the real peak bandwidth; a single core cannot use either.
     make_memory=dram("DDR5-4400", 16),
-    # No per-register costs are published for V2: the A76 calibration, as V1.
+    # No per-register costs are published for V2: the A76 table, as V1.
     sysreg_timing=A76_SYSREG_TIMING,
     notes={"memory": "Graviton4 12x DDR5 as 8x DDR5-4400 (16 gem5 sub-channels): "
                      "gem5 needs a power-of-two channel count"},
