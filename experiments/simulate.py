@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 from pathlib import Path
 
 from builders import buildroot, cache, disk, gem5, initramfs, kernel
@@ -262,28 +263,34 @@ Arg = str | CachedFile | GuestScript | OutputDir
 class Simulation:
     """One gem5 invocation of ``run.py``: its arguments and what it is for."""
 
-    kind: str  # cache kind: "checkpoints" or "runs"
+    kind: str  # cache kind: "checkpoints", "runs", "traces"
     args: tuple[Arg, ...]
     label: str
     variant: str
     max_ticks: int
     builds: Builds = field(compare=False, repr=False)
     checkpoint: cache.Entry | None = None
+    # gem5's own options (debug flags and files), before its script; paths in
+    # them are relative to the run's m5out, so they are the same on every host.
+    gem5_options: tuple[str, ...] = ()
 
     def key_inputs(self) -> dict[str, object]:
-        return {
+        inputs: dict[str, object] = {
             "gem5": self.builds.gem5.key,
             "configs": self.builds.configs_digest,
             "argv": [a if isinstance(a, str) else a.canonical() for a in self.args],
             "scripts": [a.text for a in self.args if isinstance(a, GuestScript)],
         }
+        if self.gem5_options:
+            inputs["gem5_options"] = list(self.gem5_options)
+        return inputs
 
     def entry(self) -> cache.Entry:
         return cache.entry(self.kind, self.key_inputs())
 
     def command(self, outdir: Path) -> list[str]:
         return [str(self.builds.gem5_binary), f"--outdir={outdir / 'm5out'}",
-                str(self.builds.run_script),
+                *self.gem5_options, str(self.builds.run_script),
                 *[a if isinstance(a, str) else a.concrete(outdir) for a in self.args]]
 
 
@@ -479,6 +486,21 @@ class Progress:
                 f"{rate / 1e3:.0f} k instructions/host s{left}")
 
 
+class RunObserver(Protocol):
+    """Work done beside one gem5 run on this host, e.g. reading its debug
+    output as gem5 writes it."""
+
+    def started(self, out: Path) -> None:
+        """Before gem5 starts (``out / 'm5out'`` exists)."""
+
+    def stopped(self, out: Path) -> None:
+        """After gem5 has exited, failed to start or been killed."""
+
+    def finished(self, out: Path) -> None:
+        """After gem5 succeeded, before the run's provenance is written;
+        raises ``SimulationFailed`` if what it made is unusable."""
+
+
 class Gem5Runner:
     """Runs simulations, any number of threads at once, and can stop them all.
 
@@ -509,8 +531,13 @@ class Gem5Runner:
         for job in jobs:
             job.kill()
 
-    def simulate(self, simulation: Simulation) -> cache.Entry:
-        """The raw outputs of ``simulation``: cached, or made now."""
+    def simulate(self, simulation: Simulation,
+                 observer: RunObserver | None = None) -> cache.Entry:
+        """The raw outputs of ``simulation``: cached, or made now (with
+        ``observer`` beside gem5, which then must run on this host)."""
+        if observer is not None and not isinstance(self.backend, backends.LocalBackend):
+            raise SimulationFailed(f"{simulation.label}: this run reads gem5's output as it "
+                                   "is written, so it runs on this host only")
         entry = simulation.entry()
         if entry.usable():
             return entry
@@ -522,7 +549,7 @@ class Gem5Runner:
                     raise Cancelled(simulation.label)
                 with entry.staging(simulation.key_inputs()) as out:
                     started = time.time()
-                    seconds = self.run(simulation, out)
+                    seconds = self.run(simulation, out, observer)
                     (out / "provenance.json").write_text(json.dumps(
                         provenance_sidecar(simulation, self.repo, seconds, started),
                         indent=2) + "\n")
@@ -530,7 +557,8 @@ class Gem5Runner:
             raise Cancelled(simulation.label) from err
         return entry
 
-    def run(self, simulation: Simulation, out: Path) -> float:
+    def run(self, simulation: Simulation, out: Path,
+            observer: RunObserver | None = None) -> float:
         """Run gem5 once into ``out``; return host seconds, or raise with the
         console's tail."""
         m5out = out / "m5out"
@@ -538,24 +566,13 @@ class Gem5Runner:
         command = simulation.command(out)
         (out / "command.txt").write_text(" ".join(command) + "\n")
         started = time.monotonic()
+        if observer is not None:
+            observer.started(out)
         try:
-            job = self.backend.start(command, out, job_name(simulation.label))
-        except backends.BackendFailed as err:
-            raise SimulationFailed(f"{simulation.label}: {err}") from err
-        with self._lock:
-            self._running[id(job)] = job
-        try:
-            if self.cancelled:
-                self.cancel()
-            code = self._wait(job, simulation, out, started)
-        except backends.BackendFailed as err:
-            raise SimulationFailed(
-                f"{simulation.label}: {err}.\n"
-                f"--- gem5 stderr (tail) ---\n{tail(out / 'simerr.txt', 15)}\n"
-                f"--- guest console (tail) ---\n{tail(m5out / CONSOLE)}") from err
+            code = self._start_and_wait(simulation, command, out, started)
         finally:
-            with self._lock:
-                self._running.pop(id(job), None)
+            if observer is not None:
+                observer.stopped(out)
         seconds = time.monotonic() - started
         if self.cancelled:
             raise Cancelled(simulation.label)
@@ -566,7 +583,30 @@ class Gem5Runner:
                 f"{seconds:.0f} s.\n"
                 f"--- gem5 stderr (tail) ---\n{tail(out / 'simerr.txt', 15)}\n"
                 f"--- guest console (tail) ---\n{tail(m5out / CONSOLE)}")
+        if observer is not None:
+            observer.finished(out)
         return seconds
+
+    def _start_and_wait(self, simulation: Simulation, command: list[str], out: Path,
+                        started: float) -> int:
+        try:
+            job = self.backend.start(command, out, job_name(simulation.label))
+        except backends.BackendFailed as err:
+            raise SimulationFailed(f"{simulation.label}: {err}") from err
+        with self._lock:
+            self._running[id(job)] = job
+        try:
+            if self.cancelled:
+                self.cancel()
+            return self._wait(job, simulation, out, started)
+        except backends.BackendFailed as err:
+            raise SimulationFailed(
+                f"{simulation.label}: {err}.\n"
+                f"--- gem5 stderr (tail) ---\n{tail(out / 'simerr.txt', 15)}\n"
+                f"--- guest console (tail) ---\n{tail(out / 'm5out' / CONSOLE)}") from err
+        finally:
+            with self._lock:
+                self._running.pop(id(job), None)
 
     def _wait(self, job: backends.Job, simulation: Simulation, out: Path,
               started: float) -> int:

@@ -24,12 +24,10 @@ from __future__ import annotations
 
 import collections
 import csv
-import json
+import dataclasses
 import logging
 import os
-import subprocess
 import threading
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -239,9 +237,48 @@ def select_run(experiment: spec.Experiment, variant: str, workload: str,
     return matching[0]
 
 
-def trace_simulation(run: simulate.Simulation) -> tuple[cache.Entry, dict[str, object]]:
-    inputs = {**run.key_inputs(), "trace_flags": FLAGS}
-    return cache.entry("traces", inputs), inputs
+def traced(run: simulate.Simulation) -> simulate.Simulation:
+    """``run`` with gem5's instruction trace written into a FIFO in its m5out
+    (a relative ``--debug-file`` is gem5's outdir's), cached as a trace."""
+    return dataclasses.replace(run, kind="traces", label=f"trace {run.label}",
+                               gem5_options=(f"--debug-flags={FLAGS}", f"--debug-file={FIFO}"))
+
+
+class TraceCounter:
+    """Reads the trace from the FIFO while gem5 writes it, and keeps the
+    measured region's counts (``simulate.RunObserver``)."""
+
+    def __init__(self) -> None:
+        self._parts: list[list[Segment]] = []
+        self._failure: list[BaseException] = []
+        self._reader: threading.Thread | None = None
+
+    def started(self, out: Path) -> None:
+        fifo = out / "m5out" / FIFO
+        os.mkfifo(fifo)
+        self._reader = threading.Thread(target=_read_fifo,
+                                        args=(fifo, self._parts, self._failure), daemon=True)
+        self._reader.start()
+        log.info("tracing into %s (counted as gem5 writes it)", fifo)
+
+    def stopped(self, out: Path) -> None:
+        fifo = out / "m5out" / FIFO
+        _unblock(fifo)
+        if self._reader is not None:
+            self._reader.join()
+        fifo.unlink(missing_ok=True)
+
+    def finished(self, out: Path) -> None:
+        if self._failure or not self._parts:
+            reason = self._failure[0] if self._failure else "no trace was read"
+            raise simulate.SimulationFailed(f"reading the trace failed: {reason}")
+        try:
+            start, end = region_ticks(out / "m5out" / "stats.txt")
+            rows = count_rows(counted(region(self._parts[0], start, end)))
+        except BadTrace as err:
+            raise simulate.SimulationFailed(str(err)) from err
+        collect.write_csv(rows, out / COUNTS,
+                          ("function", "instruction", "operand", "serializing", "value", "unit"))
 
 
 def _read_fifo(path: Path, parts: list[list[Segment]], failure: list[BaseException]) -> None:
@@ -263,56 +300,7 @@ def _unblock(path: Path) -> None:
 
 def simulate_traced(gem5: simulate.Gem5Runner, run: simulate.Simulation) -> cache.Entry:
     """The trace's cache entry: cached, or simulated now (gem5 on this host)."""
-    entry, inputs = trace_simulation(run)
-    if entry.usable():
-        return entry
-    with entry.lock():
-        if entry.exists():
-            return entry
-        with entry.staging(inputs) as out:
-            _trace_into(gem5, run, out)
-    return entry
-
-
-def _trace_into(gem5: simulate.Gem5Runner, run: simulate.Simulation, out: Path) -> None:
-    """Run gem5 with the trace into the FIFO in ``out`` and keep the region's counts."""
-    fifo = out / FIFO
-    os.mkfifo(fifo)
-    (out / "m5out").mkdir()
-    command = run.command(out)
-    # gem5's own options go before its script.
-    command[2:2] = [f"--debug-flags={FLAGS}", f"--debug-file={fifo}"]
-    (out / "command.txt").write_text(" ".join(command) + "\n")
-    parts: list[list[Segment]] = []
-    failure: list[BaseException] = []
-    reader = threading.Thread(target=_read_fifo, args=(fifo, parts, failure), daemon=True)
-    reader.start()
-    started, wall = time.monotonic(), time.time()
-    log.info("tracing %s (the trace is counted as gem5 writes it)", run.label)
-    with (out / "simout.txt").open("w") as simout, \
-            (out / "simerr.txt").open("w") as simerr:
-        process = subprocess.Popen(command, stdout=simout, stderr=simerr, cwd=out)
-        try:
-            code = process.wait()
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-            _unblock(fifo)
-            reader.join()
-    fifo.unlink()
-    seconds = time.monotonic() - started
-    if code != 0:
-        raise BadTrace(f"{run.label}: gem5 exited with status {code} after {seconds:.0f} s"
-                       f"\n--- gem5 stderr (tail) ---\n{simulate.tail(out / 'simerr.txt')}")
-    if failure:
-        raise BadTrace(f"{run.label}: reading the trace failed: {failure[0]}")
-    start, end = region_ticks(out / "m5out" / "stats.txt")
-    collect.write_csv(count_rows(counted(region(parts[0], start, end))), out / COUNTS,
-                      ("function", "instruction", "operand", "serializing", "value", "unit"))
-    (out / "provenance.json").write_text(json.dumps(
-        simulate.provenance_sidecar(run, gem5.repo, seconds, wall), indent=2) + "\n")
-    log.info("traced %s in %.1f host min", run.label, seconds / 60)
+    return gem5.simulate(traced(run), TraceCounter())
 
 
 def result_rows(run: spec.RunSpec, entry: cache.Entry) -> Iterator[dict[str, object]]:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -132,6 +133,45 @@ def test_the_key_is_what_gem5_runs(tmp_path: Path) -> None:
     renamed = simulate.run_simulation(builds, _spec_from(PROBE.replace("probe", "other")),
                                       boot.entry())
     assert renamed.entry().key == simulation.entry().key
+
+
+class Recorder:
+    """A run observer that notes what it was told, in order."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def started(self, out: Path) -> None:
+        self.calls.append(f"started m5out={(out / 'm5out').is_dir()}")
+
+    def stopped(self, out: Path) -> None:
+        self.calls.append("stopped")
+
+    def finished(self, out: Path) -> None:
+        self.calls.append(f"finished stats={(out / 'm5out' / 'stats.txt').is_file()}")
+
+
+def test_gem5_options_key_a_separate_entry_and_an_observer_sees_the_run(
+        tmp_path: Path, cache_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    builds = fake_builds.make(cache.cache_root())
+    run = _spec_from(PROBE)
+    gem5 = simulate.Gem5Runner(simulate.RepoState("test", False), progress_seconds=0.2)
+    boot = gem5.simulate(simulate.boot_simulation(builds, run))
+    plain = simulate.run_simulation(builds, run, boot)
+    debug = replace(plain, kind="traces", gem5_options=("--debug-flags=Exec",))
+    assert "gem5_options" not in plain.key_inputs()
+    assert debug.entry().key != plain.entry().key
+    assert debug.command(tmp_path)[2] == "--debug-flags=Exec"
+    recorder = Recorder()
+    entry = gem5.simulate(debug, recorder)
+    assert recorder.calls == ["started m5out=True", "stopped", "finished stats=True"]
+    assert (entry.path / "provenance.json").is_file()
+    # A failed gem5: the observer is stopped but never told it finished.
+    monkeypatch.setenv("FAKE_GEM5_EXIT", "1")
+    failed = Recorder()
+    with pytest.raises(simulate.SimulationFailed):
+        gem5.simulate(replace(debug, gem5_options=("--debug-flags=Exec,ExecFlags",)), failed)
+    assert failed.calls == ["started m5out=True", "stopped"]
 
 
 def _spec_from(text: str) -> spec.RunSpec:

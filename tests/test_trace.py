@@ -93,7 +93,7 @@ def test_a_traced_region_counts_what_gem5_committed(
     planned = runner.plan(builds, run)
     gem5 = simulate.Gem5Runner(simulate.RepoState("test", False))
     gem5.simulate(planned.boot)
-    trace._trace_into(gem5, planned.run, tmp_path)
+    gem5.run(trace.traced(planned.run), tmp_path, trace.TraceCounter())
     with (tmp_path / trace.COUNTS).open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     whole = {(r["instruction"], r["operand"]): int(r["value"])
@@ -103,4 +103,5 @@ def test_a_traced_region_counts_what_gem5_committed(
     # One ERET per call, and one per interrupt the region took (if any).
     assert 10_000 <= whole[("eret", "")] <= 10_010
     assert numinsts - whole[("all", "")] == 1
-    assert not (tmp_path / trace.FIFO).exists()
+    assert not (tmp_path / "m5out" / trace.FIFO).exists()
+    assert "--debug-file=exec-trace.fifo" in (tmp_path / "command.txt").read_text()
