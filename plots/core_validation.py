@@ -40,6 +40,11 @@ METRIC_LABELS = {
 }
 
 
+# plots/published.toml: what the model took from each published value.
+ROLE_LABELS = {"input": "input (set from it)", "fit": "fit (tuned to it)",
+               "prediction": "prediction"}
+
+
 def size_of(workload: str) -> int:
     text = workload.removeprefix(CHASE_PREFIX)
     for unit, scale in SIZE_UNITS.items():
@@ -99,14 +104,15 @@ def with_published(derived: pd.DataFrame) -> pd.DataFrame:
         rows.append({**record, "published": value,
                      "source": entry["source"] if entry else "",
                      "modeller_choice": bool(entry and entry.get("modeller_choice")),
+                     "role": (entry.get("role", "prediction") if entry else ""),
                      "relative_error": (record["simulated"] - value) / value
                      if entry else math.nan})
     return pd.DataFrame(rows)
 
 
 def markdown_table(table: pd.DataFrame) -> str:
-    lines = ["| core | metric | simulated | published | error | source |",
-             "|---|---|---:|---:|---:|---|"]
+    lines = ["| core | metric | simulated | published | error | role of the published value "
+             "| source |", "|---|---|---:|---:|---:|---|---|"]
     for row in table.to_dict("records"):
         published = "—" if math.isnan(row["published"]) else f"{row['published']:g}"
         if math.isnan(row["relative_error"]):
@@ -116,7 +122,8 @@ def markdown_table(table: pd.DataFrame) -> str:
                 else " ⚠"
             error = f"{row['relative_error']:+.0%}{flag}"
         lines.append(f"| {row['core']} | {METRIC_LABELS[row['metric']]} | "
-                     f"{row['simulated']:.3g} | {published} | {error} | {row['source']} |")
+                     f"{row['simulated']:.3g} | {published} | {error} | "
+                     f"{ROLE_LABELS.get(row['role'], '—')} | {row['source']} |")
     return "\n".join(lines) + "\n"
 
 
