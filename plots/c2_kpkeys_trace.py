@@ -6,9 +6,8 @@ experiments trace c2-kpkeys --variant V --workload fork-4k --features
 pan,pac,poe`` for kpkeys-base, kpkeys-pgtables and kpkeys-pgtables-batched);
 writes plots/out/c2_kpkeys_trace.{pdf,png,md}. Bars: per kind of instruction,
 how many each kernel commits per fork; the table adds every instruction the
-Neoverse-V1 model serializes (its decoder's flags: with gem5's timing, every
-MSR and every MRS but that of SP_EL0, a register move since gem5 patch
-0021). The traces count every committed
+Neoverse-V1 model serializes (its decoder's flags, read from the trace: which
+accesses serialize depends on the gem5 build and the core's timing table). The traces count every committed
 instruction, so they are exact, not sampled.
 No hardware traces exist to stand beside these.
 """
@@ -65,6 +64,15 @@ def per_fork(frame: pd.DataFrame) -> dict[str, float]:
     return counts
 
 
+def serializing_kinds(frame: pd.DataFrame) -> list[str]:
+    """The drawn kinds the traced decoder flagged serializing (a model
+    property: gem5 patch 0021 and the core's timing table decide it)."""
+    region = whole_region(frame)
+    flagged = region[region["serializing"].astype(str) == "True"]
+    return [f"{i} {o}".strip() for i, o in KINDS
+            if ((flagged["instruction"] == i) & (flagged["operand"] == o)).any()]
+
+
 def table(counts: dict[str, dict[str, float]]) -> str:
     kinds = [f"{i} {o}".strip() for i, o in KINDS] + [OTHER]
     lines = ["Per fork (`pgtable_bench fork 4k 32 4`, Neoverse-V1 model with FEAT_S1POE): "
@@ -94,11 +102,11 @@ def main() -> None:
     ax.set_ylabel("instructions per fork\n(thousands)")
     fig.subplots_adjust(top=0.8)
     style.legend_on_top(fig, ax, 3)
+    serialized = serializing_kinds(pd.concat(frames.values()))
     style.add_note(fig, "Neoverse-V1 model with FEAT_S1POE (a what-if); every committed "
                    "instruction of four forks of a 32 MiB process, traced\n(gem5 Exec "
-                   "trace). The model serializes each MSR and MRS shown but mrs sp_el0 "
-                   "(a register move); an ISB squashes what follows.\nExact counts, not "
-                   "samples. "
+                   f"trace). The traced model serializes: {', '.join(serialized) or 'none'} "
+                   "of these; an ISB squashes what follows.\nExact counts, not samples. "
                    "No hardware traces to draw beside these.", pd.concat(frames.values()),
                    below=-0.24)
     style.publish(fig, "c2_kpkeys_trace", table(counts))
