@@ -29,8 +29,8 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 from pathlib import Path
+from typing import Protocol
 
 from builders import buildroot, cache, disk, gem5, initramfs, kernel
 from builders.process import run
