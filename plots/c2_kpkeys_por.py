@@ -32,10 +32,6 @@ def label_and_order(params: str) -> tuple[str, int]:
     """The x-axis label of one setting and its place (cheapest first; the
     drain last, as its cost is not a number of cycles)."""
     s = style.sweep_settings(params, PREFIX)
-    if "write_latency" in s and s.get("write_serialize") != "false":
-        raise style.NoResults(f"results/c2-kpkeys-por.csv has runs with params '{params}', "
-                              "which experiments/definitions/c2-kpkeys-por.toml no longer "
-                              "defines: re-run c2-kpkeys-por")
     if s.get("write_serialize") != "false":
         return "drain\n(default)", 10**6
     latency = int(s.get("write_latency", "0"))

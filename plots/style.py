@@ -20,6 +20,7 @@ import pandas as pd  # noqa: E402
 PLOTS = Path(__file__).resolve().parent
 REPO_ROOT = PLOTS.parent
 RESULTS = REPO_ROOT / "results"
+DEFINITIONS = REPO_ROOT / "experiments" / "definitions"
 OUT = PLOTS / "out"
 
 # Okabe-Ito colours ordered by lightness so that bars stay apart in grayscale.
@@ -70,11 +71,32 @@ class NoResults(SystemExit):
 
 
 def load_results(name: str) -> pd.DataFrame:
+    """An experiment's results, refused (as missing) when they hold runs with
+    parameter sets its definition no longer has: a figure would label them
+    by today's meaning of each set."""
     path = RESULTS / f"{name}.csv"
     if not path.is_file():
         raise NoResults(f"{path} does not exist: run 'python -m experiments run {name}' "
                         "(or 'make experiments EXPERIMENTS=all') first")
-    return pd.read_csv(path, keep_default_na=False)
+    frame = pd.read_csv(path, keep_default_na=False)
+    defined = defined_params(name)
+    if defined is not None and "params" in frame:
+        stale = sorted(set(frame["params"]) - defined)
+        if stale:
+            raise NoResults(f"{path} holds runs with params '{stale[0]}', which "
+                            f"experiments/definitions/{name}.toml no longer defines: "
+                            f"re-run {name}")
+    return frame
+
+
+def defined_params(name: str) -> set[str] | None:
+    """The parameter sets (as the CSV's params column spells them) that the
+    experiment's definition runs; None where no definition exists."""
+    path = DEFINITIONS / f"{name}.toml"
+    if not path.is_file():
+        return None
+    matrix = tomllib.loads(path.read_text()).get("matrix", {})
+    return {" ".join(params) for params in matrix.get("params", [[]])}
 
 
 def median_interval(values: Sequence[float], level: float = 0.95

@@ -31,3 +31,15 @@ def test_an_unknown_figure_names_the_valid_ones(capsys: pytest.CaptureFixture[st
     with pytest.raises(SystemExit):
         all_figures.main(["no_such_figure"])
     assert "valid: syscall" in capsys.readouterr().err
+
+
+def test_results_made_with_parameter_sets_no_longer_defined_are_skipped(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(style, "RESULTS", tmp_path)
+    (tmp_path / "poe.csv").write_text("params,metric,value\n"
+                                      "sysreg.por.write_latency=7,ns_per_iteration,1\n")
+    with pytest.raises(style.NoResults, match="re-run poe"):
+        style.load_results("poe")
+    (tmp_path / "poe.csv").write_text("params,metric,value\n,ns_per_iteration,1\n")
+    assert len(style.load_results("poe")) == 1
+
