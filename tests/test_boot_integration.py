@@ -169,6 +169,55 @@ def test_one_real_run_through_the_runner(builds: Builds, tmp_path: Path) -> None
     assert again.read_text() == target.read_text()
 
 
+def test_one_real_run_through_slurm_makes_the_local_csv(
+        builds: Builds, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import csv
+
+    from support.local_slurm import LocalSlurm, Unavailable
+
+    from builders import cache
+    from experiments import backends, runner, spec
+
+    (tmp_path / "probe.toml").write_text(REAL_PROBE)
+    experiment = spec.load("probe", tmp_path)
+    (local,) = runner.run_experiments([experiment], builds,
+                                      simulate.Gem5Runner(simulate.RepoState.read()), 1,
+                                      tmp_path / "local")
+    try:
+        cluster = LocalSlurm.start(tmp_path / "slurm")
+    except Unavailable as err:
+        pytest.skip(f"SKIP: no local Slurm cluster: {err}")
+    try:
+        monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
+        # A cache that shares the builds but not a checkpoint or a run, so the
+        # boot and the run are simulated again, as Slurm jobs.
+        shared = cache.cache_root()
+        slurm_cache = tmp_path / "slurm-cache"
+        slurm_cache.mkdir()
+        for kind in ("gem5", "gem5-tools", "kernel", "disk", "gem5-configs"):
+            (slurm_cache / kind).symlink_to(shared / kind)
+        monkeypatch.setenv(cache.CACHE_ENV, str(slurm_cache))
+        gem5 = simulate.Gem5Runner(
+            simulate.RepoState.read(),
+            backend=backends.SlurmBackend(backends.SlurmOptions(poll_seconds=1.0)))
+        (remote,) = runner.run_experiments([experiment], builds, gem5, 2, tmp_path / "slurm")
+    finally:
+        cluster.stop()
+    # What differs between two makings of one run: the host's time, and the
+    # commit checked out when the local run was first cached.
+    when_made = ("host_seconds", "host_inst_rate", "repo_commit", "repo_dirty")
+
+    def comparable(target: Path) -> list[dict[str, str]]:
+        with target.open() as handle:
+            rows = [{k: v for k, v in r.items() if k not in when_made}
+                    for r in csv.DictReader(handle)]
+        return sorted(rows, key=lambda r: (r["run"], r["metric"]))
+
+    assert comparable(remote) == comparable(local)
+    assert list((slurm_cache / "checkpoints").glob("*/manifest.json"))
+    assert len(list((slurm_cache / "runs").glob("*/manifest.json"))) == 1
+
+
 HOST_STATS = ("hostSeconds", "hostTickRate", "hostMemory", "hostInstRate", "hostOpRate")
 
 
