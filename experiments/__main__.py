@@ -20,6 +20,12 @@ EXIT_FAILED = 1
 EXIT_CANCELLED = 130  # as a shell reports a process stopped by SIGINT
 
 
+def _rootfs_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--rootfs", choices=tuple(buildroot.ROOTFS_BUILDERS), default="debian",
+                        help="the disk image's builder (default: debian, the image of the "
+                        "committed results)")
+
+
 def _backend_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "where gem5 runs", "--backend slurm submits every boot and run as a Slurm job "
@@ -77,9 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                      "e.g. cpu.numROBEntries=64: a derived run")
     run.add_argument("--samples", type=int, help="layout samples per run (overrides the "
                      "experiment's 'samples'; sample 0 is the run as defined)")
-    run.add_argument("--rootfs", choices=tuple(buildroot.ROOTFS_BUILDERS), default="debian",
-                     help="the disk image's builder (default: debian, the image of the "
-                     "committed results)")
+    _rootfs_argument(run)
     _backend_arguments(run)
     sweeping = sub.add_parser("sweep", help="run a benchmark experiment with one parameter "
                               "over a list of values, beside the unmodified model")
@@ -90,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     sweeping.add_argument("--core", action="append", default=[], dest="cores",
                           help="on this core model instead (repeatable)")
     sweeping.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
+    _rootfs_argument(sweeping)
     _backend_arguments(sweeping)
     sweeping.add_argument("--results-dir", type=Path,
                           help="default: results/derived/sweep-<param>")

@@ -461,6 +461,26 @@ def test_a_bad_experiment_stops_before_any_build(tmp_path: Path,
     assert not (tmp_path / "cache").exists()
 
 
+@pytest.mark.parametrize("command", [
+    ["run", "syscall"], ["run", "syscall", "--core", "neoverse-n1"],
+    ["sweep", "syscall", "--param", "l2.data_latency", "--values", "9", "12"]])
+def test_run_and_sweep_reach_the_builds_with_every_option_set(
+        command: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from experiments import __main__ as cli
+    from experiments import simulate
+
+    asked: dict[str, object] = {}
+
+    def builds(variants: list[str], jobs: int, simulator: bool = True,
+               rootfs: str = "debian") -> None:
+        asked.update(variants=variants, rootfs=rootfs)
+        raise RuntimeError("no builds in this test")
+
+    monkeypatch.setattr(simulate, "ensure_builds", builds)
+    assert cli.main(command) == 1
+    assert asked == {"variants": ["baseline"], "rootfs": "debian"}
+
+
 def test_derived_runs_take_the_core_and_the_extra_overrides(tmp_path: Path) -> None:
     experiment = spec.load("probe", _write(tmp_path, GOOD))
     derived = spec.derive(experiment, ["neoverse-n1", "cortex-a75"], ["cpu.numROBEntries=96"])
