@@ -55,7 +55,8 @@ export BUILDROOT_REPO
 disk: venv
 	@$(BUILD) disk --rootfs $(ROOTFS)
 
-# The 32-bit Arm initramfs of claim C3's QEMU runs (make qemu-reference builds it too).
+# The 32-bit Arm initramfs of claim C3's runs, on gem5 and QEMU (experiments and
+# make qemu-reference build it when they need it).
 initramfs: venv
 	@$(BUILD) initramfs
 
@@ -79,14 +80,21 @@ endif
 
 # Re-make the experiments' results into COMPARE_DIR (from the cache when it is
 # warm: rows are derived again, nothing is simulated twice) and compare them
-# with the committed results/: identical where the builds are the same, within
+# with the committed results/ (those of the checkout's last commit, so a 'make'
+# that rewrote results/ first does not become the reference; without git, the
+# results/ folder as it is): identical where the builds are the same, within
 # experiments/tolerances.toml where they are not; exit 1 naming what moved.
 COMPARE_DIR ?= $(ARTIFACT_CACHE)/compare-results
+COMPARE_REFERENCE = $(COMPARE_DIR).reference
 compare: venv
-	@rm -rf $(COMPARE_DIR)
+	@rm -rf $(COMPARE_DIR) $(COMPARE_REFERENCE)
+	@mkdir -p $(COMPARE_REFERENCE)
+	@if git rev-parse --verify -q HEAD:results >/dev/null 2>&1; then \
+		git archive HEAD results | tar -x -C $(COMPARE_REFERENCE); \
+	else cp -r results $(COMPARE_REFERENCE)/; fi
 	@$(PY) -m experiments run -j $(JOBS) $(RUN_WHERE) --rootfs $(ROOTFS) --results-dir $(COMPARE_DIR) \
 		$(if $(filter all,$(EXPERIMENTS)),--all,$(EXPERIMENTS))
-	@$(PY) -m experiments compare results $(COMPARE_DIR)
+	@$(PY) -m experiments compare $(COMPARE_REFERENCE)/results $(COMPARE_DIR)
 
 # One parameter over a list of values beside the unmodified model, e.g.
 #   make sweep NAME=syscall PARAM=l2.data_latency VALUES="9 12 15" [CORE=neoverse-n1]
@@ -101,7 +109,7 @@ sweep: venv
 # The MTE selftests and the KASAN boots once more on QEMU (-machine
 # virt,mte=on -cpu max), to set gem5's verdicts beside an independent
 # implementation's; and claim C3's getppid() loop on 32-bit Arm with software
-# PAN off and on, on QEMU's vexpress-a15 as published (about an hour).
+# PAN off and on, on QEMU's vexpress-a15 as published (about 48 minutes: 7 + 41).
 qemu-reference: venv
 	@$(PY) -m experiments.qemu_reference mte-selftests kasan-boot hardening-selftests
 	@$(PY) -m experiments.qemu_arm32

@@ -571,3 +571,23 @@ def test_node_counts_multiply_the_runs_and_reach_gem5_only_when_two(tmp_path: Pa
             assert argv[argv.index("--cores") + 1] == "4"
             assert ("--numa-nodes" in argv) == (run.nodes == 2)
         assert "(4 cores, 2 nodes)" in run.label or run.nodes == 1
+
+
+def test_the_kernel_variant_table_names_every_variant_and_its_experiments(
+        repo_root: Path) -> None:
+    import re
+    from collections import defaultdict
+
+    used: dict[str, set[str]] = defaultdict(set)
+    names = spec.available()
+    for name in names:
+        for run in spec.load(name).runs:
+            used[run.variant].add(name)
+    table: dict[str, set[str]] = {}
+    for line in (repo_root / "kernel-patches" / "README.md").read_text().splitlines():
+        if row := re.match(r"\| `([a-z0-9-]+)` \| .* \| ([^|]*) \|$", line):
+            table[row[1]] = set(re.findall(r"`([a-z0-9-]+)`", row[2])) & set(names)
+    folders = {p.name for p in (repo_root / "kernel-patches").iterdir()
+               if (p / "series").is_file()}
+    assert set(table) == folders
+    assert {v: e for v, e in table.items() if e} == dict(used)
