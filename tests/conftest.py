@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -43,3 +43,21 @@ def cached_builds_or_skip() -> Callable[..., simulate.Builds]:
                         f"run {', '.join(commands)} to enable this test")
         return found
     return find
+
+
+@pytest.fixture
+def local_slurm(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A one-node Slurm cluster on loopback for the test (SLURM_CONF set); the
+    test is skipped with one line saying why where it cannot start."""
+    from support.local_slurm import LocalSlurm, Unavailable
+
+    try:
+        cluster = LocalSlurm.start(tmp_path / "slurm")
+    except Unavailable as err:
+        pytest.skip(f"SKIP: no local Slurm cluster: {err}")
+    monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
+    try:
+        yield cluster.conf
+    finally:
+        cluster.stop()
+

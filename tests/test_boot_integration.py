@@ -170,10 +170,9 @@ def test_one_real_run_through_the_runner(builds: Builds, tmp_path: Path) -> None
 
 
 def test_one_real_run_through_slurm_makes_the_local_csv(
-        builds: Builds, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        builds: Builds, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        request: pytest.FixtureRequest) -> None:
     import csv
-
-    from support.local_slurm import LocalSlurm, Unavailable
 
     from builders import cache
     from experiments import backends, runner, spec
@@ -183,26 +182,20 @@ def test_one_real_run_through_slurm_makes_the_local_csv(
     (local,) = runner.run_experiments([experiment], builds,
                                       simulate.Gem5Runner(simulate.RepoState.read()), 1,
                                       tmp_path / "local")
-    try:
-        cluster = LocalSlurm.start(tmp_path / "slurm")
-    except Unavailable as err:
-        pytest.skip(f"SKIP: no local Slurm cluster: {err}")
-    try:
-        monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
-        # A cache that shares the builds but not a checkpoint or a run, so the
-        # boot and the run are simulated again, as Slurm jobs.
-        shared = cache.cache_root()
-        slurm_cache = tmp_path / "slurm-cache"
-        slurm_cache.mkdir()
-        for kind in ("gem5", "gem5-tools", "kernel", "disk", "gem5-configs"):
-            (slurm_cache / kind).symlink_to(shared / kind)
-        monkeypatch.setenv(cache.CACHE_ENV, str(slurm_cache))
-        gem5 = simulate.Gem5Runner(
-            simulate.RepoState.read(),
-            backend=backends.SlurmBackend(backends.SlurmOptions(poll_seconds=1.0)))
-        (remote,) = runner.run_experiments([experiment], builds, gem5, 2, tmp_path / "slurm")
-    finally:
-        cluster.stop()
+    # Started after the local run: that run must not become a Slurm job.
+    request.getfixturevalue("local_slurm")
+    # A cache that shares the builds but not a checkpoint or a run, so the
+    # boot and the run are simulated again, as Slurm jobs.
+    shared = cache.cache_root()
+    slurm_cache = tmp_path / "slurm-cache"
+    slurm_cache.mkdir()
+    for kind in ("gem5", "gem5-tools", "kernel", "disk", "gem5-configs"):
+        (slurm_cache / kind).symlink_to(shared / kind)
+    monkeypatch.setenv(cache.CACHE_ENV, str(slurm_cache))
+    gem5 = simulate.Gem5Runner(
+        simulate.RepoState.read(),
+        backend=backends.SlurmBackend(backends.SlurmOptions(poll_seconds=1.0)))
+    (remote,) = runner.run_experiments([experiment], builds, gem5, 2, tmp_path / "slurm")
     # What differs between two makings of one run: the host's time, and the
     # commit checked out when the local run was first cached.
     when_made = ("host_seconds", "host_inst_rate", "repo_commit", "repo_dirty")

@@ -410,30 +410,22 @@ def test_waiting_for_a_lock_gives_up_when_cancelled(tmp_path: Path) -> None:
 
 
 def test_the_slurm_backend_makes_the_local_backends_csv(
-        tmp_path: Path, cache_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, cache_root: Path, monkeypatch: pytest.MonkeyPatch,
+        local_slurm: Path) -> None:
     from experiments import backends
-    from support.local_slurm import LocalSlurm, Unavailable
 
-    try:
-        cluster = LocalSlurm.start(tmp_path / "slurm")
-    except Unavailable as err:
-        pytest.skip(f"no local Slurm cluster: {err}")
-    try:
-        monkeypatch.setenv("SLURM_CONF", str(cluster.conf))
-        experiment = _experiment(tmp_path)
-        local = _run(tmp_path, experiment, results="local")
-        # A second cache: the Slurm run must simulate everything itself.
-        monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "slurm-cache"))
-        builds = fake_builds.make(cache.cache_root())
-        lines: list[str] = []
-        gem5 = simulate.Gem5Runner(
-            simulate.RepoState.read(), progress_seconds=0.5, report=lines.append,
-            backend=backends.SlurmBackend(backends.SlurmOptions(poll_seconds=0.2)))
-        runner.run_experiments([experiment], builds, gem5, 4, tmp_path / "slurm-results")
-        with (tmp_path / "slurm-results" / "probe.csv").open() as handle:
-            remote = list(csv.DictReader(handle))
-    finally:
-        cluster.stop()
+    experiment = _experiment(tmp_path)
+    local = _run(tmp_path, experiment, results="local")
+    # A second cache: the Slurm run must simulate everything itself.
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "slurm-cache"))
+    builds = fake_builds.make(cache.cache_root())
+    lines: list[str] = []
+    gem5 = simulate.Gem5Runner(
+        simulate.RepoState.read(), progress_seconds=0.5, report=lines.append,
+        backend=backends.SlurmBackend(backends.SlurmOptions(poll_seconds=0.2)))
+    runner.run_experiments([experiment], builds, gem5, 4, tmp_path / "slurm-results")
+    with (tmp_path / "slurm-results" / "probe.csv").open() as handle:
+        remote = list(csv.DictReader(handle))
     host_only = ("host_seconds", "host_inst_rate")
 
     def comparable(rows: list[dict[str, str]]) -> list[dict[str, str]]:
