@@ -1,14 +1,13 @@
 """Figure: what protecting page-table pages with kpkeys costs (claim C2).
 
 Reads results/c2-kpkeys.csv (4 KiB folios, every arm) and
-results/c2-kpkeys-64k.csv (64 KiB folios, every arm, made with a later gem5 and
-the kernels rebuilt with modules: each workload's arms are compared with its
-own baseline run); writes
+results/c2-kpkeys-64k.csv (64 KiB folios, every arm; each workload's arms are
+compared with its own baseline runs); writes
 plots/out/c2_kpkeys.{pdf,png,md}. Bars: per workload, each arm's time per
 operation relative to kpkeys-base on the same CPU (the real-POE arms against the baseline on the what-if V1 with
 FEAT_S1POE, the mock arms against it on V1 without), unbatched and batched,
-real and mock, with a 95% interval for the median where the run had layout
-samples. The published work gives its shape only (hundreds of percent for
+real and mock, with the interval for the median its layout samples give
+(with three, their range: 75% coverage). The published work gives its shape only (hundreds of percent for
 an unbatched fork, a few percent batched), no numbers to draw beside these;
 the figure says so. The table adds the instructions and the
 serialising-instruction count per operation that explain the bars.
@@ -109,16 +108,17 @@ def main() -> None:
             for variant, label, features in ARMS}
     style.grouped_bars(ax, [title for _, title in WORKLOADS],
                        {label: heights for label, (heights, _) in bars.items()},
-                       {label: yerr for label, (_, yerr) in bars.items()})
+                       {label: yerr for label, (_, yerr) in bars.items()},
+                       tick_fontsize=6)
     ax.axhline(0, color="black", linewidth=0.5)
     ax.set_ylabel("time per operation vs.\nkpkeys-base (% more)")
     fig.subplots_adjust(top=0.78)
     style.legend_on_top(fig, ax, 2)
     style.add_note(fig, "Neoverse-V1 model; POE arms on a what-if V1 with FEAT_S1POE, mock\n"
                    "arms (CONTEXTIDR_EL1 for POR_EL1) on V1 without, each against\n"
-                   "kpkeys-base on the same CPU (64 KiB folios: a later gem5 and\n"
-                   "kernel builds). The published work gives the shape only: no hardware\n"
-                   "numbers to draw beside these.", frame, below=-0.2)
+                   "kpkeys-base on the same CPU; bars: medians of three layout samples,\n"
+                   "whiskers their range. The published work gives the shape only: no\n"
+                   "hardware numbers to draw beside these.", frame, below=-0.2)
     style.publish(fig, "c2_kpkeys", table(frame))
 
 

@@ -23,6 +23,7 @@ import pandas as pd
 from plots import style
 
 CLAIMS = style.PLOTS / "claims.toml"
+AGGREGATES = ("one", "median", "sum")
 README = style.REPO_ROOT / "README.md"
 OPERATORS: dict[type, Callable[[float, float], float]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -44,7 +45,8 @@ class Claim:
     value: float
     tolerance: float
     # "one": each rows entry selects exactly one row; "median": the median of
-    # the rows it selects (e.g. over layout samples), at least one.
+    # the rows it selects (e.g. over layout samples), "sum": their sum (e.g. a
+    # trace's rows of one kind); at least one.
     aggregate: str = "one"
 
 
@@ -58,9 +60,9 @@ def read(path: Path = CLAIMS) -> list[Claim]:
             raise BadClaim(f"{path}: claim {entry.get('id')}: unknown keys {sorted(unknown)}")
         rows = entry.get("rows") or {"x": entry["where"]}
         aggregate = entry.get("aggregate", "one")
-        if aggregate not in ("one", "median"):
+        if aggregate not in AGGREGATES:
             raise BadClaim(f"{path}: claim {entry.get('id')}: aggregate '{aggregate}' "
-                           "(valid: one, median)")
+                           f"(valid: {', '.join(AGGREGATES)})")
         claims.append(Claim(entry["id"], entry["text"], entry["results"], rows,
                             entry.get("expression", "x"), float(entry["value"]),
                             float(entry["tolerance"]), aggregate))
@@ -93,6 +95,8 @@ def row_value(frame: pd.DataFrame, where: dict[str, str], claim: str,
         selected = selected[selected[column].astype(str) == str(wanted)]
     if aggregate == "median" and len(selected):
         return float(selected["value"].astype(float).median())
+    if aggregate == "sum" and len(selected):
+        return float(selected["value"].astype(float).sum())
     if len(selected) != 1:
         raise BadClaim(f"claim {claim}: {where} matches {len(selected)} rows, not one")
     return float(selected["value"].iloc[0])

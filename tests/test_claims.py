@@ -34,6 +34,14 @@ def test_a_median_claim_takes_the_median_of_its_samples(tmp_path: Path) -> None:
         claims.check(one, "it takes 11 ns", tmp_path)
 
 
+def test_a_sum_claim_adds_the_rows_it_selects(tmp_path: Path) -> None:
+    (tmp_path / "probe.csv").write_text("kind,serializing,value\nisb,True,4\nmrs,True,6\n"
+                                        "add,False,90\n")
+    claim = claims.Claim("probe", "10 serializing", "probe", {"x": {"serializing": "True"}},
+                         "x", 10, 0.1, aggregate="sum")
+    assert claims.check(claim, "it has 10 serializing", tmp_path) == 10
+
+
 def test_expressions_are_arithmetic_only() -> None:
     assert claims.evaluate("100 * (a / b - 1)", {"a": 110.0, "b": 100.0}) == pytest.approx(10)
     with pytest.raises(claims.BadClaim):
