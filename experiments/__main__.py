@@ -1,6 +1,6 @@
 """``python -m experiments run NAME [NAME ...] [-j N] [--cpu C] [--results-dir D]``,
 ``python -m experiments compare REFERENCE NEW [NAME ...]``,
-``python -m experiments trace NAME --variant V --workload W [--features F]`` and
+``python -m experiments trace NAME --variant V --workload W [--features F] [--sample N]`` and
 ``python -m experiments list``."""
 
 from __future__ import annotations
@@ -118,6 +118,9 @@ def main(argv: list[str] | None = None) -> int:
     tracing.add_argument("--workload", required=True, help="the run's workload")
     tracing.add_argument("--features", help="the run's CPU features, where the variant runs "
                          "with more than one set (e.g. pan,pac,poe)")
+    tracing.add_argument("--sample", type=int, default=0,
+                         help="the run's layout sample, where the experiment has several "
+                         "(default 0)")
     tracing.add_argument("--top", type=int, default=20,
                          help="how many instructions the printed summary lists (default 20)")
     tracing.add_argument("--results-dir", type=Path, default=spec.REPO_ROOT / "results" / "traces",
@@ -147,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "trace":
         try:
             trace.trace_run(args.name, args.variant, args.workload, args.features,
-                            args.results_dir, args.top)
+                            args.results_dir, args.top, args.sample)
         except (KeyboardInterrupt, simulate.Cancelled):
             logging.error("stopped by the user: gem5 killed, nothing partial kept")
             return EXIT_CANCELLED

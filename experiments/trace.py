@@ -208,13 +208,17 @@ def count_rows(counts: Counted) -> list[dict[str, object]]:
 
 
 def select_run(experiment: spec.Experiment, variant: str, workload: str,
-               features: str | None) -> spec.RunSpec:
-    """The experiment's one run (sample 0) of ``variant`` and ``workload``
-    (and ``features``, where the variant runs with more than one set)."""
+               features: str | None, sample: int = 0) -> spec.RunSpec:
+    """The experiment's one run of ``variant`` and ``workload`` in layout
+    ``sample`` (and ``features``, where the variant runs with more than one
+    set)."""
     def choices(attribute: str) -> str:
         return ", ".join(sorted({str(getattr(r, attribute)) for r in experiment.runs}))
 
-    runs = [r for r in experiment.runs if r.sample == 0]
+    runs = [r for r in experiment.runs if r.sample == sample]
+    if not runs:
+        raise spec.BadExperiment(f"{experiment.name} has no layout sample {sample}; "
+                                 f"valid: {choices('sample')}")
     if not any(r.variant == variant for r in runs):
         raise spec.BadExperiment(f"{experiment.name} has no variant '{variant}'; "
                                  f"valid: {choices('variant')}")
@@ -316,7 +320,9 @@ def result_rows(run: spec.RunSpec, entry: cache.Entry) -> Iterator[dict[str, obj
 
 def result_path(results_dir: Path, run: spec.RunSpec) -> Path:
     features = "+".join(run.features) or "none"
-    return results_dir / run.experiment / f"{run.variant}_{features}_{run.workload.name}.csv"
+    layout = f"_sample{run.sample}" if run.sample else ""
+    return (results_dir / run.experiment
+            / f"{run.variant}_{features}_{run.workload.name}{layout}.csv")
 
 
 def summary(rows: Sequence[dict[str, object]], top: int) -> str:
@@ -332,9 +338,9 @@ def summary(rows: Sequence[dict[str, object]], top: int) -> str:
 
 
 def trace_run(name: str, variant: str, workload: str, features: str | None,
-              results_dir: Path, top: int) -> Path:
+              results_dir: Path, top: int, sample: int = 0) -> Path:
     experiment = spec.load(name)
-    run = select_run(experiment, variant, workload, features)
+    run = select_run(experiment, variant, workload, features, sample)
     if run.arm32 or run.workload.kind == "selftests":
         raise spec.BadExperiment(f"{run.label}: traces are made of 64-bit benchmark runs only")
     builds = simulate.ensure_builds([run.variant], 1)

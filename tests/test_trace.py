@@ -80,6 +80,12 @@ def test_choosing_the_run_names_the_valid_choices() -> None:
     assert run.features == ("pac", "pan", "poe")
     assert trace.result_path(Path("r"), run) == Path(
         "r/c2-kpkeys/kpkeys-base_pac+pan+poe_fork-4k.csv")
+    with pytest.raises(spec.BadExperiment, match="no layout sample 3; valid: 0, 1, 2"):
+        trace.select_run(experiment, "kpkeys-base", "fork-4k", "poe,pan,pac", 3)
+    later = trace.select_run(experiment, "kpkeys-base", "fork-4k", "poe,pan,pac", 1)
+    assert later.sample == 1
+    assert trace.result_path(Path("r"), later) == Path(
+        "r/c2-kpkeys/kpkeys-base_pac+pan+poe_fork-4k_sample1.csv")
 
 
 @pytest.mark.needs_gem5
