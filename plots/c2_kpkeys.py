@@ -4,11 +4,12 @@ Reads results/c2-kpkeys.csv (4 KiB folios, every arm) and
 results/c2-kpkeys-64k.csv (64 KiB folios, every arm; each workload's arms are
 compared with its own baseline runs); writes
 plots/out/c2_kpkeys.{pdf,png,md}. Bars: per workload, each arm's time per
-operation relative to kpkeys-base on the same CPU (the real-POE arms against the baseline on the what-if V1 with
-FEAT_S1POE, the mock arms against it on V1 without), unbatched and batched,
-real and mock, with the interval for the median its layout samples give
-(with three, their range: 75% coverage). The published work gives its shape only (hundreds of percent for
-an unbatched fork, a few percent batched), no numbers to draw beside these;
+operation relative to kpkeys-base on the same CPU (the real-POE arms against
+the baseline on the what-if V1 with FEAT_S1POE, the mock arms against it on V1
+without), unbatched and batched, real and mock, with the interval for the
+median its layout samples give (with three, their range: 75% coverage). The
+published work gives its shape only (hundreds of percent for an unbatched
+fork, a few percent batched), no numbers to draw beside these;
 the figure says so. The table adds the instructions and the
 serialising-instruction count per operation that explain the bars.
 """
