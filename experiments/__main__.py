@@ -1,6 +1,7 @@
 """``python -m experiments run NAME [NAME ...] [-j N] [--cpu C] [--results-dir D]``,
 ``python -m experiments compare REFERENCE NEW [NAME ...]``,
-``python -m experiments trace NAME --variant V --workload W [--features F] [--sample N]`` and
+``python -m experiments trace NAME --variant V --workload W [--features F] [--sample N]
+[--branches]`` and
 ``python -m experiments list``."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from builders import buildroot
 from builders.process import CommandFailed
-from experiments import backends, compare, runner, simulate, spec, trace
+from experiments import backends, branches, compare, runner, simulate, spec, trace
 
 EXIT_FAILED = 1
 EXIT_CANCELLED = 130  # as a shell reports a process stopped by SIGINT
@@ -121,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     tracing.add_argument("--sample", type=int, default=0,
                          help="the run's layout sample, where the experiment has several "
                          "(default 0)")
+    tracing.add_argument("--branches", action="store_true",
+                         help="trace the branch predictor instead: per branch of the region, "
+                         "how often it committed and how often in the wrong direction")
     tracing.add_argument("--top", type=int, default=20,
                          help="how many instructions the printed summary lists (default 20)")
     tracing.add_argument("--results-dir", type=Path, default=spec.REPO_ROOT / "results" / "traces",
@@ -149,8 +153,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if agreed else EXIT_FAILED
     if args.command == "trace":
         try:
-            trace.trace_run(args.name, args.variant, args.workload, args.features,
-                            args.results_dir, args.top, args.sample)
+            run, gem5, planned = trace.prepare(args.name, args.variant, args.workload,
+                                               args.features, args.sample)
+            make = branches.trace_branches if args.branches else trace.trace_instructions
+            make(run, gem5, planned, args.results_dir, args.top)
         except (KeyboardInterrupt, simulate.Cancelled):
             logging.error("stopped by the user: gem5 killed, nothing partial kept")
             return EXIT_CANCELLED

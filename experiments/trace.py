@@ -267,7 +267,7 @@ class TraceCounter:
 
     def stopped(self, out: Path) -> None:
         fifo = out / "m5out" / FIFO
-        _unblock(fifo)
+        unblock(fifo)
         if self._reader is not None:
             self._reader.join()
         fifo.unlink(missing_ok=True)
@@ -293,7 +293,7 @@ def _read_fifo(path: Path, parts: list[list[Segment]], failure: list[BaseExcepti
         failure.append(err)
 
 
-def _unblock(path: Path) -> None:
+def unblock(path: Path) -> None:
     """Open the FIFO's writing end once, so a reader still waiting for gem5
     to open it (gem5 failed first) sees the end of the stream."""
     try:
@@ -307,12 +307,17 @@ def simulate_traced(gem5: simulate.Gem5Runner, run: simulate.Simulation) -> cach
     return gem5.simulate(traced(run), TraceCounter())
 
 
+def common_columns(run: spec.RunSpec, entry: cache.Entry) -> dict[str, object]:
+    """What every row of a trace's CSV says about the run and its provenance."""
+    return {"experiment": run.experiment, "trace": entry.key, "cpu": run.cpu,
+            "core": run.core if run.cpu == "o3" else "", "variant": run.variant,
+            "features": "+".join(run.features) or "none", "params": " ".join(run.params),
+            "workload": run.workload.name, "iterations": run.workload.iterations,
+            **collect.provenance(entry.path)}
+
+
 def result_rows(run: spec.RunSpec, entry: cache.Entry) -> Iterator[dict[str, object]]:
-    common = {"experiment": run.experiment, "trace": entry.key, "cpu": run.cpu,
-              "core": run.core if run.cpu == "o3" else "", "variant": run.variant,
-              "features": "+".join(run.features) or "none", "params": " ".join(run.params),
-              "workload": run.workload.name, "iterations": run.workload.iterations,
-              **collect.provenance(entry.path)}
+    common = common_columns(run, entry)
     with (entry.path / COUNTS).open(newline="") as handle:
         for row in csv.DictReader(handle):
             yield {**common, **row}
@@ -337,8 +342,10 @@ def summary(rows: Sequence[dict[str, object]], top: int) -> str:
     return "\n".join(lines)
 
 
-def trace_run(name: str, variant: str, workload: str, features: str | None,
-              results_dir: Path, top: int, sample: int = 0) -> Path:
+def prepare(name: str, variant: str, workload: str, features: str | None,
+            sample: int = 0) -> tuple[spec.RunSpec, simulate.Gem5Runner, simulate.Simulation]:
+    """The run to trace, a gem5 runner, and the run's simulation (its boot
+    checkpoint made first if it is not cached)."""
     experiment = spec.load(name)
     run = select_run(experiment, variant, workload, features, sample)
     if run.arm32 or run.workload.kind == "selftests":
@@ -348,7 +355,13 @@ def trace_run(name: str, variant: str, workload: str, features: str | None,
     planned = runner.plan(builds, run)
     if planned.boot is not None:
         gem5.simulate(planned.boot)
-    entry = simulate_traced(gem5, planned.run)
+    return run, gem5, planned.run
+
+
+def trace_instructions(run: spec.RunSpec, gem5: simulate.Gem5Runner,
+                       planned: simulate.Simulation, results_dir: Path, top: int) -> Path:
+    """Simulate (or take from the cache) the run's instruction trace; write its CSV."""
+    entry = simulate_traced(gem5, planned)
     rows = list(result_rows(run, entry))
     target = result_path(results_dir, run)
     collect.write_csv(rows, target, COLUMNS)

@@ -1,0 +1,245 @@
+"""Which branches a run's measured region mispredicts: one run of an
+experiment simulated again with gem5's branch-predictor debug output.
+
+``python -m experiments trace NAME --variant V --workload W --branches``
+simulates the run as its experiment defines it, with gem5's ``Branch`` debug
+flag written into a FIFO, and keeps one event per committed branch: its tick,
+PC, type, and whether the final prediction (the direction predictor's, or
+not-taken where the BTB had no target) matched its direction. The events of
+the region between the benchmark's stats reset and dump are counted per
+branch, each PC named by the kernel symbol it falls in (``nm`` on the run's
+``vmlinux``), and written to
+``results/traces/<name>/<variant>_<features>_<workload>[_sampleN]_branches.csv``.
+A mispredicted target with the right direction (an indirect branch or return
+sent to the wrong address) is not counted here; the run CSV's
+``branch_mispredicts`` (gem5's ``condIncorrect``) counts every redirect.
+"""
+
+from __future__ import annotations
+
+import array
+import bisect
+import collections
+import csv
+import dataclasses
+import logging
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from builders import cache
+from experiments import collect, simulate, spec, trace
+
+log = logging.getLogger(__name__)
+
+FLAGS = "Branch"
+FIFO = "branch-trace.fifo"
+COUNTS = "branches.csv"
+NM = "aarch64-linux-gnu-nm"
+MARK = "Commit branch:"
+USER = "(user)"
+COLUMNS = ("experiment", "trace", "cpu", "core", "variant", "features", "params", "workload",
+           "iterations", "function", "location", "pc", "branch_type", "committed",
+           "mispredicted", *collect.PROVENANCE)
+COUNT_COLUMNS = ("function", "location", "pc", "branch_type", "committed", "mispredicted")
+PROGRESS_EVENTS = 5_000_000
+
+
+@dataclass(frozen=True)
+class Committed:
+    tick: int
+    pc: int
+    branch_type: str
+    mispredicted: bool
+
+
+def parse_line(line: str) -> Committed | None:
+    """A ``Commit branch:`` line (``TICK: ...branchPred: Commit branch: sn:N,
+    PC:0x..., TYPE, pred:P, taken:T, target:0x...``); None for any other."""
+    head, _, rest = line.partition(": ")
+    _, mark, fields = rest.partition(MARK)
+    if not mark or not head.strip().isdigit():
+        return None
+    tokens = fields.replace(",", " ").split()
+    values = dict(t.split(":", 1) for t in tokens if ":" in t)
+    kinds = [t for t in tokens if ":" not in t]
+    if "PC" not in values or "pred" not in values or "taken" not in values or not kinds:
+        return None
+    return Committed(tick=int(head), pc=int(values["PC"], 16), branch_type=kinds[0],
+                     mispredicted=values["pred"] != values["taken"])
+
+
+class Events:
+    """Every committed branch of a run, compactly: a whole run commits
+    millions, and the region is known only once gem5 has dumped its stats."""
+
+    def __init__(self) -> None:
+        self.ticks = array.array("Q")
+        self.branch_ids = array.array("I")
+        self.mispredicted = array.array("B")
+        self.branches: list[tuple[int, str]] = []
+        self._ids: dict[tuple[int, str], int] = {}
+
+    def add(self, event: Committed) -> None:
+        key = (event.pc, event.branch_type)
+        branch_id = self._ids.setdefault(key, len(self.branches))
+        if branch_id == len(self.branches):
+            self.branches.append(key)
+        self.ticks.append(event.tick)
+        self.branch_ids.append(branch_id)
+        self.mispredicted.append(event.mispredicted)
+
+    def read(self, lines: Iterable[str], progress: int = PROGRESS_EVENTS) -> None:
+        for line in lines:
+            if MARK not in line:
+                continue
+            event = parse_line(line)
+            if event is not None:
+                self.add(event)
+                if progress and len(self.ticks) % progress == 0:
+                    log.info("%d M branches committed", len(self.ticks) // 1_000_000)
+
+    def counted(self, start_tick: int, end_tick: int) -> dict[tuple[int, str], list[int]]:
+        """{(pc, type): [committed, mispredicted]} between the two ticks."""
+        counts: dict[tuple[int, str], list[int]] = collections.defaultdict(lambda: [0, 0])
+        for tick, branch_id, wrong in zip(self.ticks, self.branch_ids, self.mispredicted):
+            if start_tick <= tick <= end_tick:
+                entry = counts[self.branches[branch_id]]
+                entry[0] += 1
+                entry[1] += wrong
+        if not counts:
+            raise trace.BadTrace(f"no branch was committed in the region (ticks "
+                                 f"{start_tick}-{end_tick}): was the Branch flag honoured?")
+        return counts
+
+
+class Symbols:
+    """Kernel text symbols by address, to name a PC."""
+
+    def __init__(self, symbols: Sequence[tuple[int, str]]) -> None:
+        ordered = sorted(symbols)
+        self._addresses = [address for address, _ in ordered]
+        self._names = [name for _, name in ordered]
+
+    @classmethod
+    def of(cls, vmlinux: Path) -> Symbols:
+        tool = shutil.which(NM)
+        if tool is None:
+            raise trace.BadTrace(f"{NM} is missing (Debian: apt install binutils-aarch64-linux-gnu)")
+        listed = subprocess.run([tool, "-n", str(vmlinux)], capture_output=True, text=True,
+                                check=True).stdout
+        return cls([(int(address, 16), name) for address, kind, name in
+                    (line.split(maxsplit=2) for line in listed.splitlines()
+                     if len(line.split()) == 3) if kind in "tTwW"])
+
+    def name(self, pc: int) -> tuple[str, str]:
+        """(function, function+offset) of a PC; a user address has neither."""
+        if pc < 0xffff000000000000:
+            return USER, USER
+        index = bisect.bisect_right(self._addresses, pc) - 1
+        if index < 0:
+            return trace.NO_SYMBOL, trace.NO_SYMBOL
+        return self._names[index], f"{self._names[index]}+{pc - self._addresses[index]:#x}"
+
+
+def count_rows(counts: dict[tuple[int, str], list[int]], symbols: Symbols) -> list[dict[str, object]]:
+    """The region's totals first (function 'all'), then every branch that
+    was mispredicted at least once, most mispredicted first."""
+    committed = sum(c for c, _ in counts.values())
+    wrong = sum(w for _, w in counts.values())
+    rows: list[dict[str, object]] = [{"function": trace.ALL, "location": trace.ALL, "pc": "",
+                                      "branch_type": trace.ALL, "committed": committed,
+                                      "mispredicted": wrong}]
+    for (pc, branch_type), (n, w) in sorted(counts.items(), key=lambda item: -item[1][1]):
+        if w == 0:
+            break
+        function, location = symbols.name(pc)
+        rows.append({"function": function, "location": location, "pc": f"{pc:#x}",
+                     "branch_type": branch_type, "committed": n, "mispredicted": w})
+    return rows
+
+
+class BranchCounter:
+    """Reads the branch trace from the FIFO while gem5 writes it
+    (``simulate.RunObserver``) and keeps the region's counts."""
+
+    def __init__(self, vmlinux: Path) -> None:
+        self._vmlinux = vmlinux
+        self._events = Events()
+        self._failure: list[BaseException] = []
+        self._reader: threading.Thread | None = None
+
+    def started(self, out: Path) -> None:
+        fifo = out / "m5out" / FIFO
+        os.mkfifo(fifo)
+        self._reader = threading.Thread(target=self._read, args=(fifo,), daemon=True)
+        self._reader.start()
+        log.info("tracing branches into %s (counted as gem5 writes it)", fifo)
+
+    def _read(self, fifo: Path) -> None:
+        try:
+            with fifo.open(errors="replace") as stream:
+                self._events.read(stream)
+        except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
+            self._failure.append(err)
+
+    def stopped(self, out: Path) -> None:
+        fifo = out / "m5out" / FIFO
+        trace.unblock(fifo)
+        if self._reader is not None:
+            self._reader.join()
+        fifo.unlink(missing_ok=True)
+
+    def finished(self, out: Path) -> None:
+        if self._failure:
+            raise simulate.SimulationFailed(f"reading the branch trace failed: {self._failure[0]}")
+        try:
+            start, end = trace.region_ticks(out / "m5out" / "stats.txt")
+            rows = count_rows(self._events.counted(start, end), Symbols.of(self._vmlinux))
+        except (trace.BadTrace, subprocess.CalledProcessError) as err:
+            raise simulate.SimulationFailed(str(err)) from err
+        collect.write_csv(rows, out / COUNTS, COUNT_COLUMNS)
+
+
+def traced(run: simulate.Simulation) -> simulate.Simulation:
+    """``run`` with gem5's branch trace written into a FIFO in its m5out,
+    cached as a trace (the flags are part of its key)."""
+    return dataclasses.replace(run, kind="traces", label=f"branch trace {run.label}",
+                               gem5_options=(f"--debug-flags={FLAGS}", f"--debug-file={FIFO}"))
+
+
+def result_rows(run: spec.RunSpec, entry: cache.Entry) -> list[dict[str, object]]:
+    common = trace.common_columns(run, entry)
+    with (entry.path / COUNTS).open(newline="") as handle:
+        return [{**common, **row} for row in csv.DictReader(handle)]
+
+
+def result_path(results_dir: Path, run: spec.RunSpec) -> Path:
+    path = trace.result_path(results_dir, run)
+    return path.with_name(f"{path.stem}_branches.csv")
+
+
+def summary(rows: Sequence[dict[str, object]], top: int) -> str:
+    whole = rows[0]
+    lines = [f"{int(whole['committed']):,} branches committed in the region, "
+             f"{int(whole['mispredicted']):,} in the wrong direction; the most mispredicted:"]
+    lines += [f"{int(r['mispredicted']):>10,} of {int(r['committed']):>10,}  {r['location']} "
+              f"({r['branch_type']})" for r in rows[1:top + 1]]
+    return "\n".join(lines)
+
+
+def trace_branches(run: spec.RunSpec, gem5: simulate.Gem5Runner, planned: simulate.Simulation,
+                   results_dir: Path, top: int) -> Path:
+    """Simulate (or take from the cache) the run's branch trace; write its CSV."""
+    vmlinux = planned.builds.kernels[run.variant].path / "vmlinux"
+    entry = gem5.simulate(traced(planned), BranchCounter(vmlinux))
+    rows = result_rows(run, entry)
+    target = result_path(results_dir, run)
+    collect.write_csv(rows, target, COLUMNS)
+    print(summary(rows, top))
+    log.info("wrote %s (%d rows)", target, len(rows))
+    return target
