@@ -8,7 +8,8 @@ PC, type, and whether the final prediction (the direction predictor's, or
 not-taken where the BTB had no target) matched its direction. The events of
 the region between the benchmark's stats reset and dump are counted per
 branch, each PC named by the kernel symbol it falls in (``nm`` on the run's
-``vmlinux``), and written to
+``vmlinux``), and written, one count per row (``metric`` ``committed`` or
+``mispredicted``), to
 ``results/traces/<name>/<variant>_<features>_<workload>[_sampleN]_branches.csv``.
 A mispredicted target with the right direction (an indirect branch or return
 sent to the wrong address) is not counted here; the run CSV's
@@ -21,17 +22,14 @@ import array
 import bisect
 import collections
 import csv
-import dataclasses
 import logging
-import os
 import shutil
 import subprocess
-import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders import cache
+from builders import cache, kernel
 from experiments import collect, simulate, spec, trace
 
 log = logging.getLogger(__name__)
@@ -39,13 +37,14 @@ log = logging.getLogger(__name__)
 FLAGS = "Branch"
 FIFO = "branch-trace.fifo"
 COUNTS = "branches.csv"
-NM = "aarch64-linux-gnu-nm"
+# Traces are of 64-bit runs only.
+NM = f"{kernel.ARCHES[kernel.DEFAULT_ARCH].cross_compile}nm"
 MARK = "Commit branch:"
 USER = "(user)"
-COLUMNS = ("experiment", "trace", "cpu", "core", "variant", "features", "params", "workload",
-           "iterations", "function", "location", "pc", "branch_type", "committed",
-           "mispredicted", *collect.PROVENANCE)
-COUNT_COLUMNS = ("function", "location", "pc", "branch_type", "committed", "mispredicted")
+COMMITTED = "committed"
+MISPREDICTED = "mispredicted"
+COUNT_COLUMNS = ("function", "location", "pc", "branch_type", "metric", "value", "unit")
+COLUMNS = (*trace.RUN_COLUMNS, *COUNT_COLUMNS, *collect.PROVENANCE)
 PROGRESS_EVENTS = 5_000_000
 
 
@@ -130,8 +129,11 @@ class Symbols:
         tool = shutil.which(NM)
         if tool is None:
             raise trace.BadTrace(f"{NM} is missing (Debian: apt install binutils-aarch64-linux-gnu)")
-        listed = subprocess.run([tool, "-n", str(vmlinux)], capture_output=True, text=True,
-                                check=True).stdout
+        try:
+            listed = subprocess.run([tool, "-n", str(vmlinux)], capture_output=True, text=True,
+                                    check=True).stdout
+        except subprocess.CalledProcessError as err:
+            raise trace.BadTrace(f"{NM} {vmlinux} failed: {err.stderr.strip()}") from err
         return cls([(int(address, 16), name) for address, kind, name in
                     (line.split(maxsplit=2) for line in listed.splitlines()
                      if len(line.split()) == 3) if kind in "tTwW"])
@@ -148,68 +150,35 @@ class Symbols:
 
 def count_rows(counts: dict[tuple[int, str], list[int]], symbols: Symbols) -> list[dict[str, object]]:
     """The region's totals first (function 'all'), then every branch that
-    was mispredicted at least once, most mispredicted first."""
-    committed = sum(c for c, _ in counts.values())
-    wrong = sum(w for _, w in counts.values())
-    rows: list[dict[str, object]] = [{"function": trace.ALL, "location": trace.ALL, "pc": "",
-                                      "branch_type": trace.ALL, "committed": committed,
-                                      "mispredicted": wrong}]
+    was mispredicted at least once, most mispredicted first; each as two
+    rows, how often it committed and how often in the wrong direction."""
+    def rows(function: str, location: str, pc: str, branch_type: str,
+             committed: int, wrong: int) -> list[dict[str, object]]:
+        where = {"function": function, "location": location, "pc": pc,
+                 "branch_type": branch_type}
+        return [{**where, "metric": COMMITTED, "value": committed, "unit": "branches"},
+                {**where, "metric": MISPREDICTED, "value": wrong, "unit": "branches"}]
+
+    listed = rows(trace.ALL, trace.ALL, "", trace.ALL, sum(c for c, _ in counts.values()),
+                  sum(w for _, w in counts.values()))
     for (pc, branch_type), (n, w) in sorted(counts.items(), key=lambda item: -item[1][1]):
         if w == 0:
             break
         function, location = symbols.name(pc)
-        rows.append({"function": function, "location": location, "pc": f"{pc:#x}",
-                     "branch_type": branch_type, "committed": n, "mispredicted": w})
-    return rows
+        listed += rows(function, location, f"{pc:#x}", branch_type, n, w)
+    return listed
 
 
-class BranchCounter:
-    """Reads the branch trace from the FIFO while gem5 writes it
-    (``simulate.RunObserver``) and keeps the region's counts."""
+def branch_counter(vmlinux: Path) -> trace.FifoReader:
+    """Keeps every committed branch as gem5 writes it; counts the region's."""
+    events = Events()
 
-    def __init__(self, vmlinux: Path) -> None:
-        self._vmlinux = vmlinux
-        self._events = Events()
-        self._failure: list[BaseException] = []
-        self._reader: threading.Thread | None = None
+    def finish(out: Path) -> None:
+        start, end = trace.region_ticks(out / "m5out" / "stats.txt")
+        collect.write_csv(count_rows(events.counted(start, end), Symbols.of(vmlinux)),
+                          out / COUNTS, COUNT_COLUMNS)
 
-    def started(self, out: Path) -> None:
-        fifo = out / "m5out" / FIFO
-        os.mkfifo(fifo)
-        self._reader = threading.Thread(target=self._read, args=(fifo,), daemon=True)
-        self._reader.start()
-        log.info("tracing branches into %s (counted as gem5 writes it)", fifo)
-
-    def _read(self, fifo: Path) -> None:
-        try:
-            with fifo.open(errors="replace") as stream:
-                self._events.read(stream)
-        except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
-            self._failure.append(err)
-
-    def stopped(self, out: Path) -> None:
-        fifo = out / "m5out" / FIFO
-        trace.unblock(fifo)
-        if self._reader is not None:
-            self._reader.join()
-        fifo.unlink(missing_ok=True)
-
-    def finished(self, out: Path) -> None:
-        if self._failure:
-            raise simulate.SimulationFailed(f"reading the branch trace failed: {self._failure[0]}")
-        try:
-            start, end = trace.region_ticks(out / "m5out" / "stats.txt")
-            rows = count_rows(self._events.counted(start, end), Symbols.of(self._vmlinux))
-        except (trace.BadTrace, subprocess.CalledProcessError) as err:
-            raise simulate.SimulationFailed(str(err)) from err
-        collect.write_csv(rows, out / COUNTS, COUNT_COLUMNS)
-
-
-def traced(run: simulate.Simulation) -> simulate.Simulation:
-    """``run`` with gem5's branch trace written into a FIFO in its m5out,
-    cached as a trace (the flags are part of its key)."""
-    return dataclasses.replace(run, kind="traces", label=f"branch trace {run.label}",
-                               gem5_options=(f"--debug-flags={FLAGS}", f"--debug-file={FIFO}"))
+    return trace.FifoReader(FIFO, events.read, finish)
 
 
 def result_rows(run: spec.RunSpec, entry: cache.Entry) -> list[dict[str, object]]:
@@ -224,11 +193,16 @@ def result_path(results_dir: Path, run: spec.RunSpec) -> Path:
 
 
 def summary(rows: Sequence[dict[str, object]], top: int) -> str:
-    whole = rows[0]
-    lines = [f"{int(whole['committed']):,} branches committed in the region, "
-             f"{int(whole['mispredicted']):,} in the wrong direction; the most mispredicted:"]
-    lines += [f"{int(r['mispredicted']):>10,} of {int(r['committed']):>10,}  {r['location']} "
-              f"({r['branch_type']})" for r in rows[1:top + 1]]
+    """The region's branches and its most mispredicted ones."""
+    counts: dict[tuple[str, str], dict[str, int]] = {}
+    for row in rows:
+        counts.setdefault((str(row["location"]), str(row["branch_type"])), {})[
+            str(row["metric"])] = int(row["value"])
+    (_, whole), *ranked = counts.items()
+    lines = [f"{whole[COMMITTED]:,} branches committed in the region, "
+             f"{whole[MISPREDICTED]:,} in the wrong direction; the most mispredicted:"]
+    lines += [f"{c[MISPREDICTED]:>10,} of {c[COMMITTED]:>10,}  {location} ({branch_type})"
+              for (location, branch_type), c in ranked[:top]]
     return "\n".join(lines)
 
 
@@ -236,7 +210,8 @@ def trace_branches(run: spec.RunSpec, gem5: simulate.Gem5Runner, planned: simula
                    results_dir: Path, top: int) -> Path:
     """Simulate (or take from the cache) the run's branch trace; write its CSV."""
     vmlinux = planned.builds.kernels[run.variant].path / "vmlinux"
-    entry = gem5.simulate(traced(planned), BranchCounter(vmlinux))
+    entry = gem5.simulate(trace.traced(planned, FLAGS, FIFO, "branch trace"),
+                          branch_counter(vmlinux))
     rows = result_rows(run, entry)
     target = result_path(results_dir, run)
     collect.write_csv(rows, target, COLUMNS)

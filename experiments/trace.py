@@ -28,9 +28,10 @@ import dataclasses
 import logging
 import os
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 from builders import cache
 from experiments import collect, runner, simulate, spec, stats
@@ -52,9 +53,11 @@ ALL = "all"
 USER = "(user)"
 NO_SYMBOL = "(kernel, no symbol)"
 PROGRESS_LINES = 10_000_000
-COLUMNS = ("experiment", "trace", "cpu", "core", "variant", "features", "params", "workload",
-           "iterations", "function", "instruction", "operand", "serializing", "value", "unit",
-           *collect.PROVENANCE)
+COUNT_COLUMNS = ("function", "instruction", "operand", "serializing", "value", "unit")
+# What every trace CSV says about its run, before its counts.
+RUN_COLUMNS = ("experiment", "trace", "cpu", "core", "variant", "features", "params",
+               "workload", "iterations")
+COLUMNS = (*RUN_COLUMNS, *COUNT_COLUMNS, *collect.PROVENANCE)
 
 
 class BadTrace(RuntimeError):
@@ -241,56 +244,56 @@ def select_run(experiment: spec.Experiment, variant: str, workload: str,
     return matching[0]
 
 
-def traced(run: simulate.Simulation) -> simulate.Simulation:
-    """``run`` with gem5's instruction trace written into a FIFO in its m5out
-    (a relative ``--debug-file`` is gem5's outdir's), cached as a trace."""
-    return dataclasses.replace(run, kind="traces", label=f"trace {run.label}",
-                               gem5_options=(f"--debug-flags={FLAGS}", f"--debug-file={FIFO}"))
+def traced(run: simulate.Simulation, flags: str, fifo: str, what: str) -> simulate.Simulation:
+    """``run`` with gem5's debug output for ``flags`` written into ``fifo`` in
+    its m5out (a relative ``--debug-file`` is gem5's outdir's), cached as a
+    trace (the flags are part of its key)."""
+    return dataclasses.replace(run, kind="traces", label=f"{what} {run.label}",
+                               gem5_options=(f"--debug-flags={flags}", f"--debug-file={fifo}"))
 
 
-class TraceCounter:
-    """Reads the trace from the FIFO while gem5 writes it, and keeps the
-    measured region's counts (``simulate.RunObserver``)."""
+class FifoReader:
+    """Hands gem5's debug output to ``consume`` while gem5 writes it into a
+    FIFO in the run's m5out, then ``finish(out)`` writes the counts into the
+    run's outputs (``simulate.RunObserver``). A trace is gigabytes: it never
+    touches the disk."""
 
-    def __init__(self) -> None:
-        self._parts: list[list[Segment]] = []
+    def __init__(self, fifo: str, consume: Callable[[TextIO], None],
+                 finish: Callable[[Path], None]) -> None:
+        self._fifo = fifo
+        self._consume = consume
+        self._finish = finish
         self._failure: list[BaseException] = []
         self._reader: threading.Thread | None = None
 
     def started(self, out: Path) -> None:
-        fifo = out / "m5out" / FIFO
+        fifo = out / "m5out" / self._fifo
         os.mkfifo(fifo)
-        self._reader = threading.Thread(target=_read_fifo,
-                                        args=(fifo, self._parts, self._failure), daemon=True)
+        self._reader = threading.Thread(target=self._read, args=(fifo,), daemon=True)
         self._reader.start()
         log.info("tracing into %s (counted as gem5 writes it)", fifo)
 
+    def _read(self, fifo: Path) -> None:
+        try:
+            with fifo.open(errors="replace") as stream:
+                self._consume(stream)
+        except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
+            self._failure.append(err)
+
     def stopped(self, out: Path) -> None:
-        fifo = out / "m5out" / FIFO
+        fifo = out / "m5out" / self._fifo
         unblock(fifo)
         if self._reader is not None:
             self._reader.join()
         fifo.unlink(missing_ok=True)
 
     def finished(self, out: Path) -> None:
-        if self._failure or not self._parts:
-            reason = self._failure[0] if self._failure else "no trace was read"
-            raise simulate.SimulationFailed(f"reading the trace failed: {reason}")
+        if self._failure:
+            raise simulate.SimulationFailed(f"reading the trace failed: {self._failure[0]}")
         try:
-            start, end = region_ticks(out / "m5out" / "stats.txt")
-            rows = count_rows(counted(region(self._parts[0], start, end)))
+            self._finish(out)
         except BadTrace as err:
             raise simulate.SimulationFailed(str(err)) from err
-        collect.write_csv(rows, out / COUNTS,
-                          ("function", "instruction", "operand", "serializing", "value", "unit"))
-
-
-def _read_fifo(path: Path, parts: list[list[Segment]], failure: list[BaseException]) -> None:
-    try:
-        with path.open(errors="replace") as stream:
-            parts.append(segments(stream))
-    except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
-        failure.append(err)
 
 
 def unblock(path: Path) -> None:
@@ -302,9 +305,23 @@ def unblock(path: Path) -> None:
         pass
 
 
+def instruction_counter() -> FifoReader:
+    """Counts the instruction trace as it comes; keeps the measured region."""
+    parts: list[list[Segment]] = []
+
+    def finish(out: Path) -> None:
+        if not parts:
+            raise BadTrace("no trace was read")
+        start, end = region_ticks(out / "m5out" / "stats.txt")
+        collect.write_csv(count_rows(counted(region(parts[0], start, end))), out / COUNTS,
+                          COUNT_COLUMNS)
+
+    return FifoReader(FIFO, lambda stream: parts.append(segments(stream)), finish)
+
+
 def simulate_traced(gem5: simulate.Gem5Runner, run: simulate.Simulation) -> cache.Entry:
     """The trace's cache entry: cached, or simulated now (gem5 on this host)."""
-    return gem5.simulate(traced(run), TraceCounter())
+    return gem5.simulate(traced(run, FLAGS, FIFO, "trace"), instruction_counter())
 
 
 def common_columns(run: spec.RunSpec, entry: cache.Entry) -> dict[str, object]:

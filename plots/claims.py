@@ -48,9 +48,6 @@ class Claim:
     # the rows it selects (e.g. over layout samples), "sum": their sum (e.g. a
     # trace's rows of one kind); at least one.
     aggregate: str = "one"
-    # The results column holding the number: "value" in every tidy CSV; a
-    # branch trace's counts are "committed" and "mispredicted".
-    column: str = "value"
 
 
 def read(path: Path = CLAIMS) -> list[Claim]:
@@ -58,7 +55,7 @@ def read(path: Path = CLAIMS) -> list[Claim]:
     claims = []
     for entry in data.get("claim", []):
         unknown = set(entry) - {"id", "text", "results", "where", "rows", "expression",
-                                "value", "tolerance", "aggregate", "column"}
+                                "value", "tolerance", "aggregate"}
         if unknown:
             raise BadClaim(f"{path}: claim {entry.get('id')}: unknown keys {sorted(unknown)}")
         rows = entry.get("rows") or {"x": entry["where"]}
@@ -68,8 +65,7 @@ def read(path: Path = CLAIMS) -> list[Claim]:
                            f"(valid: {', '.join(AGGREGATES)})")
         claims.append(Claim(entry["id"], entry["text"], entry["results"], rows,
                             entry.get("expression", "x"), float(entry["value"]),
-                            float(entry["tolerance"]), aggregate,
-                            entry.get("column", "value")))
+                            float(entry["tolerance"]), aggregate))
     return claims
 
 
@@ -91,21 +87,19 @@ def evaluate(expression: str, names: dict[str, float]) -> float:
 
 
 def row_value(frame: pd.DataFrame, where: dict[str, str], claim: str,
-              aggregate: str = "one", column: str = "value") -> float:
-    if column not in frame.columns:
-        raise BadClaim(f"claim {claim}: the results have no column '{column}'")
+              aggregate: str = "one") -> float:
     selected = frame
     for key, wanted in where.items():
         if key not in frame.columns:
             raise BadClaim(f"claim {claim}: the results have no column '{key}'")
         selected = selected[selected[key].astype(str) == str(wanted)]
     if aggregate == "median" and len(selected):
-        return float(selected[column].astype(float).median())
+        return float(selected["value"].astype(float).median())
     if aggregate == "sum" and len(selected):
-        return float(selected[column].astype(float).sum())
+        return float(selected["value"].astype(float).sum())
     if len(selected) != 1:
         raise BadClaim(f"claim {claim}: {where} matches {len(selected)} rows, not one")
-    return float(selected[column].iloc[0])
+    return float(selected["value"].iloc[0])
 
 
 def check(claim: Claim, readme: str, results: Path = style.RESULTS) -> float:
@@ -116,7 +110,7 @@ def check(claim: Claim, readme: str, results: Path = style.RESULTS) -> float:
     if not path.is_file():
         raise BadClaim(f"claim {claim.id}: {path} does not exist")
     frame = pd.read_csv(path, keep_default_na=False)
-    names = {name: row_value(frame, where, claim.id, claim.aggregate, claim.column)
+    names = {name: row_value(frame, where, claim.id, claim.aggregate)
              for name, where in claim.rows.items()}
     computed = evaluate(claim.expression, names)
     if abs(computed - claim.value) > claim.tolerance:

@@ -48,11 +48,17 @@ def test_rows_total_first_then_mispredicted_branches_named_by_symbol() -> None:
               (0x400100, "Return"): [3, 2],
               (0xffff800080010008, "DirectUncond"): [7, 0]}
     rows = branches.count_rows(counts, symbols)
-    assert rows[0] == {"function": "all", "location": "all", "pc": "", "branch_type": "all",
-                       "committed": 36, "mispredicted": 18}
-    assert [(r["location"], r["mispredicted"]) for r in rows[1:]] == [
+    assert rows[:2] == [
+        {"function": "all", "location": "all", "pc": "", "branch_type": "all",
+         "metric": "committed", "value": 36, "unit": "branches"},
+        {"function": "all", "location": "all", "pc": "", "branch_type": "all",
+         "metric": "mispredicted", "value": 18, "unit": "branches"}]
+    assert [(r["location"], r["value"]) for r in rows[2:] if r["metric"] == "mispredicted"] == [
         ("copy_page_range+0xa20", 15), ("(user)", 2), ("el0_svc+0x4", 1)]
-    assert rows[1]["function"] == "copy_page_range"
+    assert rows[2]["function"] == "copy_page_range"
+    assert branches.summary(rows, top=1).splitlines() == [
+        "36 branches committed in the region, 18 in the wrong direction; the most mispredicted:",
+        "        15 of         16  copy_page_range+0xa20 (DirectCond)"]
 
 
 def test_the_csv_is_named_after_the_run_and_its_sample() -> None:

@@ -42,17 +42,6 @@ def test_a_sum_claim_adds_the_rows_it_selects(tmp_path: Path) -> None:
     assert claims.check(claim, "it has 10 serializing", tmp_path) == 10
 
 
-def test_a_claim_may_read_another_column(tmp_path: Path) -> None:
-    (tmp_path / "probe.csv").write_text("location,committed,mispredicted\nf+0x4,16,15\n")
-    claim = claims.Claim("probe", "15 of 16", "probe", {"x": {"location": "f+0x4"}},
-                         "x", 15, 0.1, column="mispredicted")
-    assert claims.check(claim, "it misses 15 of 16", tmp_path) == 15
-    missing = claims.Claim("probe", "15 of 16", "probe", {"x": {"location": "f+0x4"}},
-                           "x", 15, 0.1, column="value")
-    with pytest.raises(claims.BadClaim, match="no column 'value'"):
-        claims.check(missing, "it misses 15 of 16", tmp_path)
-
-
 def test_expressions_are_arithmetic_only() -> None:
     assert claims.evaluate("100 * (a / b - 1)", {"a": 110.0, "b": 100.0}) == pytest.approx(10)
     with pytest.raises(claims.BadClaim):

@@ -88,6 +88,49 @@ def test_choosing_the_run_names_the_valid_choices() -> None:
         "r/c2-kpkeys/kpkeys-base_pac+pan+poe_fork-4k_sample1.csv")
 
 
+def test_the_fifo_reader_hands_gems_output_over_and_leaves_no_fifo(tmp_path: Path) -> None:
+    (tmp_path / "m5out").mkdir()
+    read: list[str] = []
+    finished: list[Path] = []
+    reader = trace.FifoReader("probe.fifo", lambda stream: read.extend(stream),
+                              finished.append)
+    reader.started(tmp_path)
+    fifo = tmp_path / "m5out" / "probe.fifo"
+    with fifo.open("w") as gem5_side:
+        gem5_side.write("10: one\n20: two\n")
+    reader.stopped(tmp_path)
+    reader.finished(tmp_path)
+    assert read == ["10: one\n", "20: two\n"]
+    assert finished == [tmp_path]
+    assert not fifo.exists()
+
+
+def test_a_trace_gem5_never_wrote_or_that_fails_to_count_fails_the_run(tmp_path: Path) -> None:
+    (tmp_path / "m5out").mkdir()
+    never = trace.FifoReader("probe.fifo", lambda stream: stream.read(), lambda out: None)
+    never.started(tmp_path)
+    never.stopped(tmp_path)  # gem5 failed before opening the FIFO: the reader must not hang
+    never.finished(tmp_path)
+
+    def unreadable(out: Path) -> None:
+        raise trace.BadTrace("no pseudo-op")
+
+    failing = trace.FifoReader("probe.fifo", lambda stream: stream.read(), unreadable)
+    failing.started(tmp_path)
+    failing.stopped(tmp_path)
+    with pytest.raises(simulate.SimulationFailed, match="no pseudo-op"):
+        failing.finished(tmp_path)
+
+    def broken(stream: object) -> None:
+        raise ValueError("garbled line")
+
+    garbled = trace.FifoReader("probe.fifo", broken, lambda out: None)
+    garbled.started(tmp_path)
+    garbled.stopped(tmp_path)
+    with pytest.raises(simulate.SimulationFailed, match="reading the trace failed: garbled"):
+        garbled.finished(tmp_path)
+
+
 @pytest.mark.needs_gem5
 def test_a_traced_region_counts_what_gem5_committed(
         cached_builds_or_skip: Callable[..., Builds], tmp_path: Path) -> None:
@@ -99,7 +142,8 @@ def test_a_traced_region_counts_what_gem5_committed(
     planned = runner.plan(builds, run)
     gem5 = simulate.Gem5Runner(simulate.RepoState("test", False))
     gem5.simulate(planned.boot)
-    gem5.run(trace.traced(planned.run), tmp_path, trace.TraceCounter())
+    gem5.run(trace.traced(planned.run, trace.FLAGS, trace.FIFO, "trace"), tmp_path,
+             trace.instruction_counter())
     with (tmp_path / trace.COUNTS).open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     whole = {(r["instruction"], r["operand"]): int(r["value"])
