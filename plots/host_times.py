@@ -1,13 +1,16 @@
-"""Table: what each committed experiment cost in host time, and what it would
-cost on more cores.
+"""Tables: what each committed experiment cost in host time, and what it would
+cost on more cores; and the same per claim, with the command that re-makes it.
 
 Reads every results/*.csv with a host_seconds column; writes
-plots/out/host_times.md. Per experiment: its simulations (one per run
+plots/out/host_times.md (the README's) and plots/out/claim_times.md (the
+reviewer's guide's). Per experiment: its simulations (one per run
 coordinate; boots and model checks are not in the CSVs and add about 40 s
 each), their summed host time as measured (two gem5 processes at once on the
 2-core machine, so each ran on one core), the longest one, and two
 estimates from those per-run times: 2 local cores (the sum over 2) and a
 64-core Slurm cluster (the sum over 64, but never less than the longest run).
+A simulation two experiments share (the same run key, e.g. a sweep's
+default point) is cached once, so totals count it once.
 """
 
 from __future__ import annotations
@@ -20,6 +23,23 @@ from plots import style
 
 CLUSTER_CORES = 64
 LOCAL_CORES = 2
+# Each claim of the reviewer's guide and the experiments that make it.
+CLAIMS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("kernel entry cost (quick set)", ("syscall",)),
+    ("C1 as published", ("c1-published", "c1-published-fit")),
+    ("C1 what-if", ("c1-sctlr", "c1-sctlr-sweep")),
+    ("C2 page tables under a protection key", ("kpkeys-selftests", "c2-kpkeys", "c2-kpkeys-64k",
+                                               "c2-kpkeys-por", "c2-kpkeys-vmalloc",
+                                               "c2-kpkeys-spawn")),
+    ("C3 software PAN, 32-bit (gem5)", ("c3-arm32-pan", "c3-arm32-dacr")),
+    ("C4 batched user access", ("c4-uaccess-check", "c4-uaccess", "c4-uaccess-sysreg")),
+    ("C5 contpte teardown", ("c5-contpte", "c5-contpte-sweep", "c5-contpte-numa",
+                             "c5-contpte-mix")),
+    ("POE", ("poe", "poe-selftests")),
+    ("MTE and KASAN", ("mte", "mte-selftests", "kasan", "kasan-boot")),
+    ("PAuth and BTI selftests", ("hardening-selftests",)),
+    ("core-model validation", ("core-validation",)),
+)
 # Columns that name one simulation when a CSV predates the run column.
 COORDINATES = ("cpu", "core", "variant", "kernel_args", "features", "params", "workload",
                "sample")
@@ -38,38 +58,68 @@ def minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f}"
 
 
-def table() -> str:
+def experiment_runs() -> dict[str, pd.Series]:
+    """Host seconds of each simulation, per committed experiment."""
+    runs = {}
+    for path in sorted(style.RESULTS.glob("*.csv")):
+        timed = simulations(pd.read_csv(path, keep_default_na=False))
+        if not timed.empty:
+            runs[path.stem] = timed
+    return runs
+
+
+def once(runs: list[pd.Series]) -> pd.Series:
+    """The simulations of several experiments, each cached one counted once."""
+    joined = pd.concat(runs)
+    return joined[~joined.index.duplicated()]
+
+
+def row(label: str, runs: pd.Series) -> str:
+    summed, longest = float(runs.sum()), float(runs.max())
+    return (f"| {label} | {len(runs)} | {minutes(summed)} | {minutes(longest)} | "
+            f"{minutes(max(summed / LOCAL_CORES, longest))} | "
+            f"{minutes(max(summed / CLUSTER_CORES, longest))} |")
+
+
+def table(per_experiment: dict[str, pd.Series]) -> str:
     lines = ["| experiment | simulations | host time, summed (min) | longest (min) | "
              f"on {LOCAL_CORES} cores (min) | on a {CLUSTER_CORES}-core cluster (min) |",
              "|---|---:|---:|---:|---:|---:|"]
-    total, longest_all, count_all = 0.0, 0.0, 0
-    for path in sorted(style.RESULTS.glob("*.csv")):
-        runs = simulations(pd.read_csv(path, keep_default_na=False))
-        if runs.empty:
-            continue
-        summed, longest = float(runs.sum()), float(runs.max())
-        total += summed
-        longest_all = max(longest_all, longest)
-        count_all += len(runs)
-        lines.append(f"| `{path.stem}` | {len(runs)} | {minutes(summed)} | {minutes(longest)} | "
-                     f"{minutes(max(summed / LOCAL_CORES, longest))} | "
-                     f"{minutes(max(summed / CLUSTER_CORES, longest))} |")
-    if count_all:
-        lines.append(f"| all | {count_all} | {minutes(total)} | {minutes(longest_all)} | "
-                     f"{minutes(max(total / LOCAL_CORES, longest_all))} | "
-                     f"{minutes(max(total / CLUSTER_CORES, longest_all))} |")
+    lines += [row(f"`{name}`", runs) for name, runs in per_experiment.items()]
+    if not per_experiment:
+        return "\n".join(lines) + "\n"
+    every = once(list(per_experiment.values()))
+    lines.append(row("all", every))
+    total = float(every.sum())
     hours = math.ceil(total / LOCAL_CORES / 360) / 10
     lines += ["", f"Measured host seconds of each simulation (the `host_seconds` column; two "
               f"at a time on the 2-core machine). Summed: {minutes(total)} min; about {hours:g} "
               f"h of wall clock on {LOCAL_CORES} cores, plus about 40 s per boot checkpoint. "
               f"The cluster column assumes one simulation per core and a queue that is never "
-              f"the bottleneck: the longest simulation then bounds each experiment."]
+              f"the bottleneck: the longest simulation then bounds each experiment. A "
+              f"simulation two experiments share (one cache entry) counts once in `all`."]
+    return "\n".join(lines) + "\n"
+
+
+def claim_table(per_experiment: dict[str, pd.Series]) -> str:
+    """Per claim: the command that re-makes its results and what it costs."""
+    lines = ["| claim | command | simulations | host time, summed (min) | "
+             f"on {LOCAL_CORES} cores (min) |", "|---|---|---:|---:|---:|"]
+    for claim, names in CLAIMS:
+        present = [per_experiment[n] for n in names if n in per_experiment]
+        if not present:
+            continue
+        runs = once(present)
+        summed = float(runs.sum())
+        lines.append(f"| {claim} | `python -m experiments run {' '.join(names)}` | {len(runs)} | "
+                     f"{minutes(summed)} | {minutes(max(summed / LOCAL_CORES, runs.max()))} |")
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
-    path = style.save_table("host_times", table())
-    print(path)
+    per_experiment = experiment_runs()
+    print(style.save_table("host_times", table(per_experiment)))
+    print(style.save_table("claim_times", claim_table(per_experiment)))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,8 @@
-"""Put the generated tables into the README.
+"""Put the generated tables into the README and the reviewer's guide.
 
-A README block ``<!-- table: NAME -->`` … ``<!-- end table -->`` holds
+A block ``<!-- table: NAME -->`` … ``<!-- end table -->`` in either holds
 ``plots/out/NAME.md`` (written by that figure's script from the results), so
-no table in the README is typed by hand. ``python -m plots.readme`` rewrites
+no table of results is typed by hand. ``python -m plots.readme`` rewrites
 the blocks (``make figures`` runs it); ``--check`` only reports stale ones.
 """
 
@@ -15,6 +15,7 @@ import sys
 from plots import style
 
 README = style.REPO_ROOT / "README.md"
+DOCUMENTS = (README, style.REPO_ROOT / "docs" / "reviewers-guide.md")
 BLOCK = re.compile(r"(<!-- table: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end table -->)",
                    re.DOTALL)
 
@@ -27,7 +28,7 @@ def refreshed(text: str) -> tuple[str, list[str]]:
         name = match.group("name")
         table = style.OUT / f"{name}.md"
         if not table.is_file():
-            raise SystemExit(f"README block '{name}': {table} does not exist (make figures)")
+            raise SystemExit(f"table block '{name}': {table} does not exist (make figures)")
         body = table.read_text()
         if body != match.group("body"):
             changed.append(name)
@@ -40,16 +41,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m plots.readme")
     parser.add_argument("--check", action="store_true", help="report stale blocks only")
     args = parser.parse_args(argv)
-    text, changed = refreshed(README.read_text())
-    if args.check:
-        for name in changed:
-            print(f"README table '{name}' differs from plots/out/{name}.md")
-        return 1 if changed else 0
-    if changed:
-        README.write_text(text)
-    print(f"README: {len(changed)} table(s) refreshed" + (f": {', '.join(changed)}"
-                                                          if changed else ""))
-    return 0
+    stale = False
+    for document in DOCUMENTS:
+        text, changed = refreshed(document.read_text())
+        where = document.relative_to(style.REPO_ROOT)
+        stale = stale or bool(changed)
+        if args.check:
+            for name in changed:
+                print(f"{where}: table '{name}' differs from plots/out/{name}.md")
+            continue
+        if changed:
+            document.write_text(text)
+        print(f"{where}: {len(changed)} table(s) refreshed" + (f": {', '.join(changed)}"
+                                                               if changed else ""))
+    return 1 if args.check and stale else 0
 
 
 if __name__ == "__main__":

@@ -48,11 +48,12 @@ def test_expressions_are_arithmetic_only() -> None:
         claims.evaluate("__import__('os')", {})
 
 
-def test_readme_tables_are_the_generated_ones() -> None:
+def test_readme_and_guide_tables_are_the_generated_ones() -> None:
     from plots import readme
 
-    _, stale = readme.refreshed(claims.README.read_text())
-    assert not stale, f"README tables differ from plots/out: {stale} (run make figures)"
+    for document in readme.DOCUMENTS:
+        _, stale = readme.refreshed(document.read_text())
+        assert not stale, f"{document.name} tables differ from plots/out: {stale} (make figures)"
 
 
 def test_median_interval_from_order_statistics() -> None:
