@@ -2,7 +2,8 @@
 
 Reads results/c3-arm32-pan.csv (gem5, Cortex-A15 O3 model) and
 results/c3-arm32-pan-qemu.csv (QEMU vexpress-a15, host times); writes
-plots/out/c3_arm32.{pdf,png,md}. gem5's nanoseconds and QEMU's microseconds
+plots/out/c3_arm32.{pdf,png,md} and the QEMU runs' own table,
+plots/out/c3_arm32_qemu.md. gem5's nanoseconds and QEMU's microseconds
 differ by an order of magnitude and mean different things (a core model's
 time against an emulator's host time), so each has its own panel; what they
 share is the ratio software PAN / PAN off, the third panel, beside the
@@ -64,10 +65,37 @@ def spread_text(spread: Spread, digits: int) -> str:
     return f"{median:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
+def qemu_table(qemu: pd.DataFrame, published: dict[str, float]) -> str:
+    """Per kernel: the published time, the median and range over every run,
+    and each boot's median (the host's load drifted between boots)."""
+    timed = qemu[qemu["metric"] == "getppid_us"].astype({"value": float, "boot": int})
+    runs, boots = len(timed) // len(VARIANTS), timed["boot"].nunique()
+    lines = [f"| kernel | published (QEMU, 2025) | measured: median µs per `getppid()` [range], "
+             f"{runs} runs in {boots} boots | per-boot medians |", "|---|---:|---:|---|"]
+    per_boot: dict[str, list[float]] = {}
+    medians: dict[str, float] = {}
+    for variant, key, config in ((OFF, "pan_off_us", "n"), (ON, "sw_pan_us", "y")):
+        rows = timed[timed["variant"] == variant]
+        medians[variant] = float(rows["value"].median())
+        low, high = float(rows["value"].min()), float(rows["value"].max())
+        per_boot[variant] = [float(rows[rows["boot"] == b]["value"].median())
+                             for b in sorted(rows["boot"].unique())]
+        lines.append(f"| `{variant}` (`CONFIG_ARM_PAN={config}`) | about {published[key]} | "
+                     f"{medians[variant]:.2f} [{low:.2f}, {high:.2f}] | "
+                     + ", ".join(f"{m:.2f}" for m in per_boot[variant]) + " |")
+    ratios = [on / off for off, on in zip(per_boot[OFF], per_boot[ON])]
+    lines.append(f"| software PAN on / off | about "
+                 f"{published['sw_pan_us'] / published['pan_off_us']:.0f}× | "
+                 f"{medians[ON] / medians[OFF]:.1f}× (medians) | "
+                 f"{min(ratios):.1f}× to {max(ratios):.1f}× per boot |")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     gem5 = style.load_results("c3-arm32-pan")
     qemu = style.load_results("c3-arm32-pan-qemu")
     published = style.published()["c3"]
+    style.save_table("c3_arm32_qemu", qemu_table(qemu, published))
     core_counts = sorted({int(c) for c in gem5["cores"]})
     runs = len(gem5_values(gem5, "ns_per_iteration", OFF, core_counts[0]))
     qemu_us = {v: list(qemu[(qemu["variant"] == v) & (qemu["metric"] == "getppid_us")]

@@ -106,11 +106,21 @@ def check(claim: Claim, readme: str, results: Path = style.RESULTS) -> float:
     """The value the results give for ``claim``; raises if anything disagrees."""
     if claim.text not in readme:
         raise BadClaim(f"claim {claim.id}: the README no longer says '{claim.text}'")
-    path = results / f"{claim.results}.csv"
-    if not path.is_file():
-        raise BadClaim(f"claim {claim.id}: {path} does not exist")
-    frame = pd.read_csv(path, keep_default_na=False)
-    names = {name: row_value(frame, where, claim.id, claim.aggregate)
+    frames: dict[str, pd.DataFrame] = {}
+
+    def frame(name: str) -> pd.DataFrame:
+        if name not in frames:
+            path = results / f"{name}.csv"
+            if not path.is_file():
+                raise BadClaim(f"claim {claim.id}: {path} does not exist")
+            frames[name] = pd.read_csv(path, keep_default_na=False)
+        return frames[name]
+
+    # A row may come from another results file (its own "results" key), e.g.
+    # a check's re-run beside the committed result.
+    names = {name: row_value(frame(where.get("results", claim.results)),
+                             {k: v for k, v in where.items() if k != "results"},
+                             claim.id, claim.aggregate)
              for name, where in claim.rows.items()}
     computed = evaluate(claim.expression, names)
     if abs(computed - claim.value) > claim.tolerance:

@@ -42,6 +42,17 @@ def test_a_sum_claim_adds_the_rows_it_selects(tmp_path: Path) -> None:
     assert claims.check(claim, "it has 10 serializing", tmp_path) == 10
 
 
+def test_a_row_may_come_from_another_results_file(tmp_path: Path) -> None:
+    (tmp_path / "after.csv").write_text("metric,value\ncycles,103\n")
+    (tmp_path / "before").mkdir()
+    (tmp_path / "before" / "probe.csv").write_text("metric,value\ncycles,100\n")
+    claim = claims.Claim("probe", "3% longer", "after",
+                         {"new": {"metric": "cycles"},
+                          "old": {"results": "before/probe", "metric": "cycles"}},
+                         "100 * (new / old - 1)", 3, 0.05)
+    assert claims.check(claim, "it takes 3% longer", tmp_path) == pytest.approx(3)
+
+
 def test_expressions_are_arithmetic_only() -> None:
     assert claims.evaluate("100 * (a / b - 1)", {"a": 110.0, "b": 100.0}) == pytest.approx(10)
     with pytest.raises(claims.BadClaim):
