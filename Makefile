@@ -11,6 +11,9 @@ export ARTIFACT_CACHE
 GEM5_REPO ?= https://github.com/gem5/gem5.git
 export GEM5_REPO
 JOBS ?= $(shell nproc)
+# gem5's binary: opt (the committed results') or fast (no asserts or debug
+# output; a second full compile; its runs are cached and keyed apart).
+GEM5_VARIANT ?= opt
 VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILD := $(PY) -m builders -j $(JOBS)
@@ -38,7 +41,7 @@ $(VENV)/.requirements-stamp: requirements.txt
 	@touch $@
 
 gem5: venv
-	@$(BUILD) gem5
+	@$(BUILD) gem5 --variant $(GEM5_VARIANT)
 
 VARIANT ?= baseline
 kernel: venv
@@ -72,7 +75,8 @@ BACKEND ?= local
 SLURM_ARGS ?=
 RUN_WHERE = --backend $(BACKEND) $(if $(filter slurm,$(BACKEND)),$(SLURM_ARGS))
 experiments: venv
-	@$(PY) -m experiments run -j $(JOBS) $(RUN_WHERE) --rootfs $(ROOTFS) $(if $(RESULTS_DIR),--results-dir $(RESULTS_DIR)) \
+	@$(PY) -m experiments run -j $(JOBS) $(RUN_WHERE) --rootfs $(ROOTFS) --gem5-variant $(GEM5_VARIANT) \
+		$(if $(RESULTS_DIR),--results-dir $(RESULTS_DIR)) \
 		$(if $(filter all,$(EXPERIMENTS)),--all,$(EXPERIMENTS))
 ifeq ($(EXPERIMENTS),all)
 	@$(MAKE) --no-print-directory qemu-reference
@@ -92,7 +96,8 @@ compare: venv
 	@if git rev-parse --verify -q HEAD:results >/dev/null 2>&1; then \
 		git archive HEAD results | tar -x -C $(COMPARE_REFERENCE); \
 	else cp -r results $(COMPARE_REFERENCE)/; fi
-	@$(PY) -m experiments run -j $(JOBS) $(RUN_WHERE) --rootfs $(ROOTFS) --results-dir $(COMPARE_DIR) \
+	@$(PY) -m experiments run -j $(JOBS) $(RUN_WHERE) --rootfs $(ROOTFS) --gem5-variant $(GEM5_VARIANT) \
+		--results-dir $(COMPARE_DIR) \
 		$(if $(filter all,$(EXPERIMENTS)),--all,$(EXPERIMENTS))
 	@$(PY) -m experiments compare $(COMPARE_REFERENCE)/results $(COMPARE_DIR)
 
@@ -101,7 +106,8 @@ compare: venv
 # CSV and figure in results/derived/.
 sweep: venv
 	@test -n "$(NAME)" -a -n "$(PARAM)" -a -n "$(VALUES)" || { echo "usage: make sweep NAME=<experiment> PARAM=<key> VALUES=\"v1 v2 ...\" [CORE=<core>]" >&2; exit 2; }
-	@$(PY) -m experiments sweep $(NAME) -j $(JOBS) $(RUN_WHERE) --param $(PARAM) --values $(VALUES) \
+	@$(PY) -m experiments sweep $(NAME) -j $(JOBS) $(RUN_WHERE) --gem5-variant $(GEM5_VARIANT) \
+		--param $(PARAM) --values $(VALUES) \
 		$(if $(CORE),--core $(CORE))
 	@$(PY) -m plots.sweep results/derived/$(if $(CORE),$(CORE)-)sweep-$(PARAM)/$(NAME).csv \
 		--param $(PARAM)

@@ -23,6 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     g = sub.add_parser("gem5", help="build gem5 + m5 + bootloaders into the cache")
     g.add_argument("--print-path", action="store_true",
                    help="print the cache entry path only (build if missing)")
+    g.add_argument("--variant", choices=gem5.VARIANTS, default="opt",
+                   help="gem5's binary: opt (the default; asserts, debug output for traces) "
+                   "or fast (neither; a second full compile)")
     sub.add_parser("gem5-arm32", help="build gem5's 32-bit Arm bootloader (boot.arm) into "
                    "the cache, for the arm32 kernel variants on gem5")
     k = sub.add_parser("kernel", help="build one or more kernel variants")
@@ -39,7 +42,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.what == "gem5":
             tools = gem5.ensure_tools(REPO_ROOT / "gem5-patches", args.jobs)
             print(tools.path)
-            entry = gem5.ensure_gem5(REPO_ROOT / "gem5-patches", args.jobs)
+            entry = gem5.ensure_gem5(REPO_ROOT / "gem5-patches", args.jobs,
+                                     options=gem5.Gem5BuildOptions(variant=args.variant))
             print(entry.path)
         elif args.what == "gem5-arm32":
             entry = gem5.ensure_arm32_tools(REPO_ROOT / "gem5-patches")

@@ -45,6 +45,11 @@ ARM32_CROSS_COMPILE = "arm-linux-gnueabihf-"
 ARM32_BOOTLOADER = "boot.arm"
 
 
+# gem5's binary flavours: opt keeps asserts and debug output (--debug-flags,
+# the trace tools need it); fast compiles both out (same -O3 code otherwise).
+VARIANTS = ("opt", "fast")
+
+
 @dataclass(frozen=True)
 class Gem5BuildOptions:
     """What is built: the ISA, binary flavour and Kconfig settings."""
@@ -53,6 +58,14 @@ class Gem5BuildOptions:
     variant: str = "opt"
     kconfig: dict[str, str] = field(
         default_factory=lambda: {"RUBY": "n", "USE_SYSTEMC": "n", "USE_KVM": "n"})
+
+    def __post_init__(self) -> None:
+        if self.variant not in VARIANTS:
+            raise ValueError(f"gem5 variant '{self.variant}' (valid: {', '.join(VARIANTS)})")
+
+    @property
+    def binary(self) -> str:
+        return f"gem5.{self.variant}"
 
     def as_dict(self) -> dict[str, object]:
         return {"isa": self.isa, "variant": self.variant, "kconfig": dict(self.kconfig)}

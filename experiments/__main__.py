@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from builders import buildroot
+from builders.gem5 import VARIANTS as GEM5_VARIANTS
 from builders.process import CommandFailed
 from experiments import backends, branches, compare, runner, simulate, spec, trace
 
@@ -21,10 +22,14 @@ EXIT_FAILED = 1
 EXIT_CANCELLED = 130  # as a shell reports a process stopped by SIGINT
 
 
-def _rootfs_argument(parser: argparse.ArgumentParser) -> None:
+def _build_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rootfs", choices=tuple(buildroot.ROOTFS_BUILDERS), default="debian",
                         help="the disk image's builder (default: debian, the image of the "
                         "committed results)")
+    parser.add_argument("--gem5-variant", choices=GEM5_VARIANTS, default="opt",
+                        help="gem5's binary (default: opt, the committed results'; fast "
+                        "has no asserts or debug output, and its runs are cached and keyed "
+                        "apart)")
 
 
 def _backend_arguments(parser: argparse.ArgumentParser) -> None:
@@ -84,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
                      "e.g. cpu.numROBEntries=64: a derived run")
     run.add_argument("--samples", type=int, help="layout samples per run (overrides the "
                      "experiment's 'samples'; sample 0 is the run as defined)")
-    _rootfs_argument(run)
+    _build_arguments(run)
     _backend_arguments(run)
     sweeping = sub.add_parser("sweep", help="run a benchmark experiment with one parameter "
                               "over a list of values, beside the unmodified model")
@@ -95,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     sweeping.add_argument("--core", action="append", default=[], dest="cores",
                           help="on this core model instead (repeatable)")
     sweeping.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
-    _rootfs_argument(sweeping)
+    _build_arguments(sweeping)
     _backend_arguments(sweeping)
     sweeping.add_argument("--results-dir", type=Path,
                           help="default: results/derived/sweep-<param>")
@@ -189,7 +194,8 @@ def main(argv: list[str] | None = None) -> int:
                 cpu = args.cpu
         results_dir = results_dir or spec.REPO_ROOT / "results"
         variants = sorted({r.variant for e in experiments for r in e.runs})
-        builds = simulate.ensure_builds(variants, args.jobs, rootfs=args.rootfs)
+        builds = simulate.ensure_builds(variants, args.jobs, rootfs=args.rootfs,
+                                        gem5_variant=args.gem5_variant)
         gem5, jobs = _runner_and_jobs(args)
         runner.run_experiments(experiments, builds, gem5, jobs, results_dir, cpu)
     except (KeyboardInterrupt, simulate.Cancelled):

@@ -80,10 +80,11 @@ class Builds:
     # 32-bit kernel variant runs.
     arm32_tools: cache.Entry | None = None
     initramfs: cache.Entry | None = None
+    gem5_variant: str = "opt"
 
     @property
     def gem5_binary(self) -> Path:
-        return self.gem5.path / "gem5.opt"
+        return self.gem5.path / gem5.Gem5BuildOptions(variant=self.gem5_variant).binary
 
     @property
     def configs_digest(self) -> str:
@@ -144,13 +145,15 @@ def snapshot_configs(root: Path | None = None) -> cache.Entry:
     return entry
 
 
-def builds_to_make(variants: Sequence[str], simulator: bool = True) -> list[str]:
+def builds_to_make(variants: Sequence[str], simulator: bool = True,
+                   gem5_variant: str = "opt") -> list[str]:
     """What the runs of these kernel variants need that the cache lacks (the
     long builds; the disk image takes under a minute and is not listed)."""
     gem5_patches = REPO_ROOT / "gem5-patches"
+    options = gem5.Gem5BuildOptions(variant=gem5_variant)
     missing = []
-    if simulator and not gem5.gem5_entry(gem5_patches).exists():
-        missing.append("gem5 (1.5-2.5 h on 2 cores)")
+    if simulator and not gem5.gem5_entry(gem5_patches, options).exists():
+        missing.append(f"{options.binary} (1.5-2.5 h on 2 cores)")
     if not gem5.tools_entry(gem5_patches).exists():
         missing.append("the guest m5 tool and bootloaders (minutes)")
     kernels = [v for v in variants
@@ -164,12 +167,14 @@ def builds_to_make(variants: Sequence[str], simulator: bool = True) -> list[str]
 
 
 def ensure_builds(variants: Sequence[str], jobs: int, simulator: bool = True,
-                  rootfs: str = "debian") -> Builds:
+                  rootfs: str = "debian", gem5_variant: str = "opt") -> Builds:
     """Builds exactly what runs of these kernel variants need, saying first what
     that is. Without ``simulator`` (guests run on QEMU) gem5 itself is not built:
     its entry is named but may be absent. ``rootfs`` names the disk image's
-    builder (``buildroot.ROOTFS_BUILDERS``)."""
-    missing = builds_to_make(variants, simulator)
+    builder (``buildroot.ROOTFS_BUILDERS``), ``gem5_variant`` gem5's binary
+    (``gem5.VARIANTS``)."""
+    options = gem5.Gem5BuildOptions(variant=gem5_variant)
+    missing = builds_to_make(variants, simulator, gem5_variant)
     # The disk image is keyed by the guest tools' build, so it cannot be
     # looked up before them; it is built below when missing, in minutes.
     log.info("long builds needed and not cached: %s (the disk image is checked next)",
@@ -179,8 +184,8 @@ def ensure_builds(variants: Sequence[str], jobs: int, simulator: bool = True,
     # boot.arm and the initramfs take seconds to build.
     arm32 = any(variant_is_arm32(v, v) for v in variants)
     return Builds(
-        gem5=(gem5.ensure_gem5(gem5_patches, jobs) if simulator
-              else gem5.gem5_entry(gem5_patches)),
+        gem5=(gem5.ensure_gem5(gem5_patches, jobs, options=options) if simulator
+              else gem5.gem5_entry(gem5_patches, options)),
         tools=tools,
         disk=buildroot.ensure_rootfs(rootfs, REPO_ROOT / "disk-image", tools, jobs),
         kernels={v: kernel.ensure_kernel(REPO_ROOT / "kernel-patches", v, jobs)
@@ -188,6 +193,7 @@ def ensure_builds(variants: Sequence[str], jobs: int, simulator: bool = True,
         configs=snapshot_configs(),
         arm32_tools=gem5.ensure_arm32_tools(gem5_patches) if arm32 else None,
         initramfs=initramfs.ensure_initramfs(REPO_ROOT / "disk-image") if arm32 else None,
+        gem5_variant=gem5_variant,
     )
 
 

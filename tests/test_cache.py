@@ -63,8 +63,14 @@ def test_gem5_key_follows_patch_contents(tmp_path: Path) -> None:
 def test_gem5_key_follows_build_options(tmp_path: Path) -> None:
     patch_dir = _series_dir(tmp_path, b"one")
     default = gem5.build_inputs(patch_dir, gem5.Gem5BuildOptions())
-    debug = gem5.build_inputs(patch_dir, gem5.Gem5BuildOptions(variant="debug"))
-    assert cache.key_of(default) != cache.key_of(debug)
+    fast = gem5.build_inputs(patch_dir, gem5.Gem5BuildOptions(variant="fast"))
+    assert cache.key_of(default) != cache.key_of(fast)
+    # The opt build's inputs are those every committed result was keyed by.
+    assert default["options"] == {"isa": "ARM", "variant": "opt",
+                                  "kconfig": {"RUBY": "n", "USE_SYSTEMC": "n", "USE_KVM": "n"}}
+    assert gem5.Gem5BuildOptions(variant="fast").binary == "gem5.fast"
+    with pytest.raises(ValueError, match="valid: opt, fast"):
+        gem5.Gem5BuildOptions(variant="debug")
 
 
 def test_series_names_a_missing_patch(tmp_path: Path) -> None:

@@ -461,24 +461,25 @@ def test_a_bad_experiment_stops_before_any_build(tmp_path: Path,
     assert not (tmp_path / "cache").exists()
 
 
-@pytest.mark.parametrize("command", [
-    ["run", "syscall"], ["run", "syscall", "--core", "neoverse-n1"],
-    ["sweep", "syscall", "--param", "l2.data_latency", "--values", "9", "12"]])
+@pytest.mark.parametrize("command, gem5_variant", [
+    (["run", "syscall"], "opt"), (["run", "syscall", "--core", "neoverse-n1"], "opt"),
+    (["run", "syscall", "--gem5-variant", "fast"], "fast"),
+    (["sweep", "syscall", "--param", "l2.data_latency", "--values", "9", "12"], "opt")])
 def test_run_and_sweep_reach_the_builds_with_every_option_set(
-        command: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        command: list[str], gem5_variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from experiments import __main__ as cli
     from experiments import simulate
 
     asked: dict[str, object] = {}
 
     def builds(variants: list[str], jobs: int, simulator: bool = True,
-               rootfs: str = "debian") -> None:
-        asked.update(variants=variants, rootfs=rootfs)
+               rootfs: str = "debian", gem5_variant: str = "opt") -> None:
+        asked.update(variants=variants, rootfs=rootfs, gem5_variant=gem5_variant)
         raise RuntimeError("no builds in this test")
 
     monkeypatch.setattr(simulate, "ensure_builds", builds)
     assert cli.main(command) == 1
-    assert asked == {"variants": ["baseline"], "rootfs": "debian"}
+    assert asked == {"variants": ["baseline"], "rootfs": "debian", "gem5_variant": gem5_variant}
 
 
 def test_derived_runs_take_the_core_and_the_extra_overrides(tmp_path: Path) -> None:
