@@ -219,9 +219,9 @@ def _simulated_lines(stats_txt: Path) -> list[str]:
             if not line.startswith(HOST_STATS)]
 
 
-def test_reruns_and_progress_checks_change_no_simulated_result(builds: Builds, tmp_path: Path) -> None:
+def _probe_run(builds: Builds, tmp_path: Path) -> Path:
+    """The raw outputs (cache entry) of REAL_PROBE's one O3 run."""
     import csv
-    import subprocess
 
     from builders import cache
     from experiments import runner, spec
@@ -232,20 +232,48 @@ def test_reruns_and_progress_checks_change_no_simulated_result(builds: Builds, t
     (target,) = runner.run_experiments([experiment], builds, gem5, 1, tmp_path / "results")
     with target.open() as handle:
         run_key = next(csv.DictReader(handle))["run"]
-    raw = cache.Entry("runs", run_key, cache.cache_root()).path
+    return cache.Entry("runs", run_key, cache.cache_root()).path
+
+
+def _rerun(raw: Path, outdir: Path, binary: Path | None = None, extra: tuple[str, ...] = ()) -> None:
+    """A cached run's gem5 command again into ``outdir`` (on ``binary``)."""
+    import subprocess
+
+    script = outdir.parent / "script.sh"
+    script.write_text((raw / "guest-script.sh").read_text())
+    command = [f"--outdir={outdir}" if a.startswith("--outdir=") else a
+               for a in (raw / "command.txt").read_text().split()]
+    # (command.txt names the staging directory the run was made in.)
+    command = [str(script) if a.endswith("/guest-script.sh") else a for a in command]
+    if binary is not None:
+        command[0] = str(binary)
+    subprocess.run([*command, *extra], check=True, cwd=outdir.parent, capture_output=True)
+
+
+def test_reruns_and_progress_checks_change_no_simulated_result(builds: Builds, tmp_path: Path) -> None:
+    raw = _probe_run(builds, tmp_path)
     # The same command again (determinism), and with one check in a simulated
     # second instead of one a millisecond: the simulated statistics must not move.
-    (tmp_path / "script.sh").write_text((raw / "guest-script.sh").read_text())
-    for name, extra in (("same", []), ("fewer-checks", ["--check-ticks", str(10**12)])):
-        outdir = tmp_path / name
-        command = [f"--outdir={outdir}" if a.startswith("--outdir=") else a
-                   for a in (raw / "command.txt").read_text().split()]
-        # (command.txt names the staging directory the run was made in.)
-        command = [str(tmp_path / "script.sh") if a.endswith("/guest-script.sh") else a
-                   for a in command]
-        subprocess.run([*command, *extra], check=True, cwd=tmp_path, capture_output=True)
-        assert (_simulated_lines(outdir / "stats.txt")
+    for name, extra in (("same", ()), ("fewer-checks", ("--check-ticks", str(10**12)))):
+        _rerun(raw, tmp_path / name, extra=extra)
+        assert (_simulated_lines(tmp_path / name / "stats.txt")
                 == _simulated_lines(raw / "m5out" / "stats.txt")), name
+
+
+def test_gem5_fast_gives_gem5_opts_simulated_statistics(builds: Builds, tmp_path: Path) -> None:
+    """The same restored run on gem5.fast (asserts and debug output compiled
+    out, otherwise the same code) must give every simulated statistic alike."""
+    from builders import gem5
+
+    fast = gem5.gem5_entry(simulate.REPO_ROOT / "gem5-patches",
+                           gem5.Gem5BuildOptions(variant="fast"))
+    if not fast.exists():
+        pytest.skip("SKIP: gem5.fast is not in the build cache; run 'make gem5 "
+                    "GEM5_VARIANT=fast' to enable this test")
+    raw = _probe_run(builds, tmp_path)
+    _rerun(raw, tmp_path / "fast", binary=fast.path / "gem5.fast")
+    assert (_simulated_lines(tmp_path / "fast" / "stats.txt")
+            == _simulated_lines(raw / "m5out" / "stats.txt"))
 
 
 def test_tlbi_timing_and_contiguous_entries_instantiate(builds: Builds, tmp_path: Path) -> None:
