@@ -113,6 +113,11 @@ def claim_table(per_experiment: dict[str, pd.Series]) -> str:
         summed = float(runs.sum())
         lines.append(f"| {claim} | `python -m experiments run {' '.join(names)}` | {len(runs)} | "
                      f"{minutes(summed)} | {minutes(max(summed / LOCAL_CORES, runs.max()))} |")
+    if per_experiment:
+        every = once(list(per_experiment.values()))
+        summed = float(every.sum())
+        lines.append(f"| everything | `make EXPERIMENTS=all` | {len(every)} | {minutes(summed)} | "
+                     f"{minutes(max(summed / LOCAL_CORES, every.max()))} |")
     return "\n".join(lines) + "\n"
 
 

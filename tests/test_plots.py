@@ -43,3 +43,25 @@ def test_results_made_with_parameter_sets_no_longer_defined_are_skipped(
     (tmp_path / "poe.csv").write_text("params,metric,value\n,ns_per_iteration,1\n")
     assert len(style.load_results("poe")) == 1
 
+
+
+def test_every_experiment_is_timed_under_one_claim_of_the_guide() -> None:
+    from experiments import spec
+    from plots import host_times
+
+    listed = [name for _, names in host_times.CLAIMS for name in names]
+    assert len(listed) == len(set(listed))
+    assert set(listed) == set(spec.available())
+
+
+def test_a_simulation_two_experiments_share_is_counted_once() -> None:
+    import pandas as pd
+
+    from plots import host_times
+
+    sweep = pd.Series({"a": 60.0, "b": 120.0})
+    default = pd.Series({"a": 60.0})
+    table = host_times.claim_table({"c1-sctlr": default, "c1-sctlr-sweep": sweep})
+    assert "| C1 what-if | `python -m experiments run c1-sctlr c1-sctlr-sweep` | 2 | 3.0 | 2.0 |" \
+        in table
+    assert "| everything | `make EXPERIMENTS=all` | 2 | 3.0 | 2.0 |" in table
