@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import operator
+import statistics
 import sys
 import tomllib
 from collections.abc import Callable
@@ -28,6 +29,12 @@ README = style.REPO_ROOT / "README.md"
 OPERATORS: dict[type, Callable[[float, float], float]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
     ast.Div: operator.truediv,
+}
+# Functions an expression may call, e.g. the median over layout samples of a
+# per-sample ratio (the tables pair each arm with its own sample's baseline).
+FUNCTIONS: dict[str, Callable[..., float]] = {
+    "median": lambda *values: float(statistics.median(values)), "min": min, "max": max,
+    "abs": abs,
 }
 
 
@@ -70,7 +77,8 @@ def read(path: Path = CLAIMS) -> list[Claim]:
 
 
 def evaluate(expression: str, names: dict[str, float]) -> float:
-    """Arithmetic on named rows' values: + - * /, numbers, parentheses."""
+    """Arithmetic on named rows' values: + - * /, numbers, parentheses and
+    the FUNCTIONS."""
     def walk(node: ast.AST) -> float:
         if isinstance(node, ast.Expression):
             return walk(node.body)
@@ -82,6 +90,9 @@ def evaluate(expression: str, names: dict[str, float]) -> float:
             return float(node.value)
         if isinstance(node, ast.Name) and node.id in names:
             return names[node.id]
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id in FUNCTIONS and node.args and not node.keywords):
+            return float(FUNCTIONS[node.func.id](*(walk(arg) for arg in node.args)))
         raise BadClaim(f"expression '{expression}': cannot evaluate {ast.dump(node)}")
     return walk(ast.parse(expression, mode="eval"))
 

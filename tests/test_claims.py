@@ -57,6 +57,10 @@ def test_expressions_are_arithmetic_only() -> None:
     assert claims.evaluate("100 * (a / b - 1)", {"a": 110.0, "b": 100.0}) == pytest.approx(10)
     with pytest.raises(claims.BadClaim):
         claims.evaluate("__import__('os')", {})
+    assert claims.evaluate("median(a / b, 3, 1)", {"a": 4.0, "b": 2.0}) == 2
+    assert claims.evaluate("abs(min(a, b) - max(a, b))", {"a": 4.0, "b": 2.0}) == 2
+    with pytest.raises(claims.BadClaim):
+        claims.evaluate("open('x')", {})
 
 
 def test_readme_and_guide_tables_are_the_generated_ones() -> None:
