@@ -192,6 +192,11 @@ def main(argv: list[str] | None = None) -> int:
             if args.cpu:
                 experiments = [spec.only_cpu(e, args.cpu) for e in experiments]
                 cpu = args.cpu
+        if args.gem5_variant != "opt" and args.results_dir is None:
+            # The committed results are gem5.opt's: another binary's go beside them.
+            suffix = f"gem5-{args.gem5_variant}"
+            results_dir = (results_dir.with_name(f"{results_dir.name}-{suffix}") if results_dir
+                           else spec.REPO_ROOT / "results" / "derived" / suffix)
         results_dir = results_dir or spec.REPO_ROOT / "results"
         variants = sorted({r.variant for e in experiments for r in e.runs})
         builds = simulate.ensure_builds(variants, args.jobs, rootfs=args.rootfs,

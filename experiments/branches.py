@@ -194,15 +194,16 @@ def result_path(results_dir: Path, run: spec.RunSpec) -> Path:
 
 def summary(rows: Sequence[dict[str, object]], top: int) -> str:
     """The region's branches and its most mispredicted ones."""
-    counts: dict[tuple[str, str], dict[str, int]] = {}
+    # One branch is one PC (user branches share a location, "(user)").
+    counts: dict[tuple[str, str], dict[str, object]] = {}
     for row in rows:
-        counts.setdefault((str(row["location"]), str(row["branch_type"])), {})[
-            str(row["metric"])] = int(row["value"])
+        counts.setdefault((str(row["pc"]), str(row["branch_type"])), {
+            "location": row["location"]})[str(row["metric"])] = int(row["value"])
     (_, whole), *ranked = counts.items()
     lines = [f"{whole[COMMITTED]:,} branches committed in the region, "
              f"{whole[MISPREDICTED]:,} in the wrong direction; the most mispredicted:"]
-    lines += [f"{c[MISPREDICTED]:>10,} of {c[COMMITTED]:>10,}  {location} ({branch_type})"
-              for (location, branch_type), c in ranked[:top]]
+    lines += [f"{c[MISPREDICTED]:>10,} of {c[COMMITTED]:>10,}  {c['location']} "
+              f"({branch_type})" for (_, branch_type), c in ranked[:top]]
     return "\n".join(lines)
 
 

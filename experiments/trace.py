@@ -276,15 +276,25 @@ class FifoReader:
     def _read(self, fifo: Path) -> None:
         try:
             with fifo.open(errors="replace") as stream:
-                self._consume(stream)
+                try:
+                    self._consume(stream)
+                except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
+                    self._failure.append(err)
+                    # Read on to the end, so gem5 finishes instead of dying of
+                    # SIGPIPE, which would hide this error behind its own.
+                    for _ in stream:
+                        pass
         except BaseException as err:  # noqa: BLE001 - handed to the waiting thread
             self._failure.append(err)
 
     def stopped(self, out: Path) -> None:
         fifo = out / "m5out" / self._fifo
-        unblock(fifo)
         if self._reader is not None:
-            self._reader.join()
+            # The reader may not have reached its open() yet (gem5 failed at
+            # once), when opening the writing end fails: try until it ends.
+            while self._reader.is_alive():
+                unblock(fifo)
+                self._reader.join(0.05)
         fifo.unlink(missing_ok=True)
 
     def finished(self, out: Path) -> None:

@@ -33,8 +33,9 @@ OPERATORS: dict[type, Callable[[float, float], float]] = {
 # Functions an expression may call, e.g. the median over layout samples of a
 # per-sample ratio (the tables pair each arm with its own sample's baseline).
 FUNCTIONS: dict[str, Callable[..., float]] = {
-    "median": lambda *values: float(statistics.median(values)), "min": min, "max": max,
-    "abs": abs,
+    "median": lambda *values: float(statistics.median(values)),
+    "min": lambda *values: min(values), "max": lambda *values: max(values),
+    "abs": lambda value: abs(value),
 }
 
 
@@ -65,7 +66,10 @@ def read(path: Path = CLAIMS) -> list[Claim]:
                                 "value", "tolerance", "aggregate"}
         if unknown:
             raise BadClaim(f"{path}: claim {entry.get('id')}: unknown keys {sorted(unknown)}")
-        rows = entry.get("rows") or {"x": entry["where"]}
+        rows = entry.get("rows") or {"x": entry.get("where")}
+        if not all(isinstance(where, dict) for where in rows.values()):
+            raise BadClaim(f"{path}: claim {entry.get('id')}: each of where/rows must be a "
+                           "table of column = value")
         aggregate = entry.get("aggregate", "one")
         if aggregate not in AGGREGATES:
             raise BadClaim(f"{path}: claim {entry.get('id')}: aggregate '{aggregate}' "
@@ -94,7 +98,10 @@ def evaluate(expression: str, names: dict[str, float]) -> float:
                 and node.func.id in FUNCTIONS and node.args and not node.keywords):
             return float(FUNCTIONS[node.func.id](*(walk(arg) for arg in node.args)))
         raise BadClaim(f"expression '{expression}': cannot evaluate {ast.dump(node)}")
-    return walk(ast.parse(expression, mode="eval"))
+    try:
+        return walk(ast.parse(expression, mode="eval"))
+    except (SyntaxError, ArithmeticError, TypeError) as err:
+        raise BadClaim(f"expression '{expression}': {err}") from err
 
 
 def row_value(frame: pd.DataFrame, where: dict[str, str], claim: str,
@@ -136,7 +143,7 @@ def check(claim: Claim, readme: str, results: Path = style.RESULTS) -> float:
     computed = evaluate(claim.expression, names)
     if abs(computed - claim.value) > claim.tolerance:
         raise BadClaim(f"claim {claim.id}: the README says {claim.value:g} ('{claim.text}'), "
-                       f"{claim.results}.csv gives {computed:.4g} (tolerance {claim.tolerance:g})")
+                       f"the results give {computed:.4g} (tolerance {claim.tolerance:g})")
     return computed
 
 

@@ -62,7 +62,13 @@ def experiment_runs() -> dict[str, pd.Series]:
     """Host seconds of each simulation, per committed experiment."""
     runs = {}
     for path in sorted(style.RESULTS.glob("*.csv")):
-        timed = simulations(pd.read_csv(path, keep_default_na=False))
+        frame = pd.read_csv(path, keep_default_na=False)
+        timed = simulations(frame)
+        if "run" not in frame.columns:
+            # Coordinates name a simulation within its experiment only; run
+            # keys, which are what the cache shares, name it everywhere.
+            timed.index = [(path.stem, *([i] if not isinstance(i, tuple) else i))
+                           for i in timed.index]
         if not timed.empty:
             runs[path.stem] = timed
     return runs

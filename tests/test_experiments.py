@@ -592,3 +592,26 @@ def test_the_kernel_variant_table_names_every_variant_and_its_experiments(
                if (p / "series").is_file()}
     assert set(table) == folders
     assert {v: e for v, e in table.items() if e} == dict(used)
+
+
+@pytest.mark.parametrize("command, where", [
+    (["run", "syscall"], "results"),
+    (["run", "syscall", "--gem5-variant", "fast"], "results/derived/gem5-fast"),
+    (["run", "syscall", "--core", "neoverse-n1", "--gem5-variant", "fast"],
+     "results/derived/neoverse-n1-gem5-fast"),
+    (["run", "syscall", "--gem5-variant", "fast", "--results-dir", "/tmp/x"], "/tmp/x")])
+def test_another_gem5_binary_never_writes_over_the_committed_results(
+        command: list[str], where: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from experiments import __main__ as cli
+    from experiments import runner, simulate
+
+    written: list[Path] = []
+    monkeypatch.setattr(simulate, "ensure_builds", lambda *args, **kwargs: None)
+    monkeypatch.setattr(simulate.RepoState, "read", classmethod(
+        lambda cls: simulate.RepoState("test", False)))
+    monkeypatch.setattr(runner, "run_experiments",
+                        lambda experiments, builds, gem5, jobs, results_dir, cpu:
+                        written.append(results_dir))
+    assert cli.main(command) == 0
+    expected = Path(where) if where.startswith("/") else spec.REPO_ROOT / where
+    assert written == [expected]
