@@ -24,7 +24,7 @@ import pandas as pd
 from plots import style
 
 CLAIMS = style.PLOTS / "claims.toml"
-AGGREGATES = ("one", "median", "sum")
+AGGREGATES = ("one", "median", "sum", "count")
 README = style.REPO_ROOT / "README.md"
 OPERATORS: dict[type, Callable[[float, float], float]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -54,7 +54,8 @@ class Claim:
     tolerance: float
     # "one": each rows entry selects exactly one row; "median": the median of
     # the rows it selects (e.g. over layout samples), "sum": their sum (e.g. a
-    # trace's rows of one kind); at least one.
+    # trace's rows of one kind); at least one; "count": how many rows it
+    # selects, none included (e.g. the boots whose verdict is "fail").
     aggregate: str = "one"
 
 
@@ -111,6 +112,8 @@ def row_value(frame: pd.DataFrame, where: dict[str, str], claim: str,
         if key not in frame.columns:
             raise BadClaim(f"claim {claim}: the results have no column '{key}'")
         selected = selected[selected[key].astype(str) == str(wanted)]
+    if aggregate == "count":
+        return float(len(selected))
     if aggregate == "median" and len(selected):
         return float(selected["value"].astype(float).median())
     if aggregate == "sum" and len(selected):

@@ -28,8 +28,10 @@ def cell(run: pd.DataFrame) -> str:
     if "boot" in run and run["boot"].nunique() > 1:
         return boots_cell(run)
     values = run.set_index("metric")["value"]
+    # Results from before failed subtests were recorded have no failed_cases.
+    failed = str(values.get("failed_cases", "")).replace(";", ", ")
     return (f"{values['verdict']} ({values['subtests_passed']}/{values['subtests_failed']}/"
-            f"{values['subtests_skipped']})")
+            f"{values['subtests_skipped']}{': ' + failed if failed else ''})")
 
 
 def boots_cell(run: pd.DataFrame) -> str:
@@ -43,32 +45,68 @@ def boots_cell(run: pd.DataFrame) -> str:
             + (f"; failed: {missed}" if missed else ""))
 
 
+def varying_args(frame: pd.DataFrame) -> tuple[dict[str, str], list[str]]:
+    """Each kernel command line's arguments that not every run shares (a row's
+    label), and the shared ones (said once, under the table)."""
+    lines = {args: args.split() for args in frame["kernel_args"].unique()}
+    shared = [a for a in next(iter(lines.values()), []) if all(a in l for l in lines.values())]
+    return {args: " ".join(a for a in words if a not in shared)
+            for args, words in lines.items()}, shared
+
+
+def quantity(run: pd.DataFrame, metric: str) -> float | None:
+    values = run[run["metric"] == metric]["value"]
+    return float(values.iloc[0]) if len(values) else None
+
+
+def cost_cells(runs: pd.DataFrame, columns: list[str]) -> list[str]:
+    """Instructions and host time of each gem5 column's run, '/'-separated."""
+    instructions, host = [], []
+    for where in columns:
+        run = runs[runs["where"] == where]
+        count = quantity(run, "sim_instructions")
+        instructions.append(f"{count / 1e6:,.0f} M" if count is not None else "-")
+        seconds = run["host_seconds"].iloc[0] if len(run) else ""
+        host.append(f"{float(seconds):,.0f} s" if seconds != "" else "-")
+    return [" / ".join(instructions), " / ".join(host)]
+
+
 def table(frame: pd.DataFrame, qemu: pd.DataFrame | None = None) -> str:
+    """One row per test (and per kernel command line, where they differ), one
+    column per CPU: gem5's atomic CPU, its O3 core models, then QEMU."""
     frame = frame.assign(where=frame.apply(
-        lambda r: (r["core"] if r["cpu"] == "o3" else r["cpu"])
-        + (f" {r['kernel_args']}" if r.get("kernel_args") else ""), axis=1))
-    columns = sorted(frame["where"].unique(), key=lambda w: (not w.startswith("atomic"), w))
+        lambda r: r["core"] if r["cpu"] == "o3" else r["cpu"], axis=1))
+    simulated = sorted(frame["where"].unique(), key=lambda w: (w != "atomic", w))
+    costs = "sim_instructions" in set(frame["metric"])
+    columns = list(simulated)
     if qemu is not None:
-        qemu = qemu.assign(where=qemu.apply(
-            lambda r: f"QEMU {r['qemu_version'].split()[0]}"
-            + (f" {r['kernel_args']}" if r.get("kernel_args") else ""), axis=1))
+        qemu = qemu.assign(where=qemu["qemu_version"].map(lambda v: f"QEMU {v.split()[0]}"))
         columns += sorted(qemu["where"].unique())
         frame = pd.concat([frame, qemu], ignore_index=True)
+    frame["kernel_args"] = frame["kernel_args"].fillna("")
+    labels, shared = varying_args(frame)
     by_kernel = frame["variant"].nunique() > 1 or frame["features"].nunique() > 1
     frame = frame.assign(test=frame.apply(
-        lambda r: f"{r['workload']} ({r['variant']}, {r['features']})" if by_kernel
-        else r["workload"], axis=1))
-    lines = ["| selftest | " + " | ".join(columns) + " |",
-             "|---|" + "---|" * len(columns)]
-    for workload, runs in frame.groupby("test", sort=True):
+        lambda r: r["workload"]
+        + (f" ({r['variant']}, {r['features']})" if by_kernel else "")
+        + (f" `{labels[r['kernel_args']]}`" if labels[r["kernel_args"]] else ""), axis=1))
+    header = ["selftest", *columns]
+    if costs:
+        header += [f"instructions ({' / '.join(simulated)})", f"host time ({' / '.join(simulated)})"]
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---|" * (len(header) - 1)]
+    for test, runs in frame.groupby("test", sort=True):
         cells = []
         for where in columns:
             run = runs[runs["where"] == where]
             cells.append(cell(run) if len(run) else "not run")
-        lines.append(f"| {workload} | " + " | ".join(cells) + " |")
+        if costs:
+            cells += cost_cells(runs, simulated)
+        lines.append(f"| {test} | " + " | ".join(cells) + " |")
     builds = style.provenance_note(frame[frame["gem5_build"].fillna("") != ""])
-    return ("\n".join(lines) + "\n\nCells: verdict (subtests passed/failed/skipped). "
-            f"{builds}; kernel variant {', '.join(sorted(frame['kernel_variant'].unique()))}.\n")
+    return ("\n".join(lines) + "\n\nCells: verdict (subtests passed/failed/skipped: the failed "
+            "ones). " + (f"Every run's kernel command line has `{' '.join(shared)}`. "
+                         if shared else "")
+            + f"{builds}; kernel variant {', '.join(sorted(frame['kernel_variant'].unique()))}.\n")
 
 
 def main() -> None:

@@ -42,6 +42,17 @@ def test_a_sum_claim_adds_the_rows_it_selects(tmp_path: Path) -> None:
     assert claims.check(claim, "it has 10 serializing", tmp_path) == 10
 
 
+def test_a_count_claim_counts_the_rows_it_selects_even_none(tmp_path: Path) -> None:
+    (tmp_path / "probe.csv").write_text("boot,metric,value\n1,verdict,pass\n2,verdict,fail\n"
+                                        "3,verdict,fail\n")
+    failed = claims.Claim("probe", "2 of 3", "probe", {"x": {"value": "fail"}}, "x", 2, 0,
+                          aggregate="count")
+    assert claims.check(failed, "2 of 3 boots", tmp_path) == 2
+    skipped = claims.Claim("probe", "0 of 3", "probe", {"x": {"value": "skip"}}, "x", 0, 0,
+                           aggregate="count")
+    assert claims.check(skipped, "0 of 3 boots", tmp_path) == 0
+
+
 def test_a_row_may_come_from_another_results_file(tmp_path: Path) -> None:
     (tmp_path / "after.csv").write_text("metric,value\ncycles,103\n")
     (tmp_path / "before").mkdir()

@@ -65,3 +65,26 @@ def test_a_simulation_two_experiments_share_is_counted_once() -> None:
     assert "| C1 what-if | `python -m experiments run c1-sctlr c1-sctlr-sweep` | 2 | 3.0 | 2.0 |" \
         in table
     assert "| everything | `make EXPERIMENTS=all` | 2 | 3.0 | 2.0 |" in table
+
+
+def test_selftest_rows_name_only_the_kernel_arguments_runs_differ_in() -> None:
+    import pandas as pd
+
+    from plots import selftests
+
+    def run(cpu: str, mode: str, verdict: str, failed: str) -> list[dict[str, object]]:
+        common = {"cpu": cpu, "core": "" if cpu == "atomic" else "neoverse-v2",
+                  "kernel_args": f"kasan=on kasan.mode={mode}", "variant": "kasan-hw",
+                  "features": "mte", "workload": "kunit-kasan", "gem5_version": "v24",
+                  "gem5_build": "g", "kernel_build": "k", "kernel_variant": "kasan-hw",
+                  "host_seconds": 10}
+        return [{**common, "metric": m, "value": v} for m, v in (
+            ("verdict", verdict), ("subtests_passed", 2), ("subtests_failed", int(bool(failed))),
+            ("subtests_skipped", 0), ("failed_cases", failed))]
+
+    frame = pd.DataFrame(run("atomic", "sync", "pass", "") + run("o3", "sync", "fail", "a;b")
+                         + run("atomic", "async", "pass", ""))
+    text = selftests.table(frame)
+    assert "| kunit-kasan `kasan.mode=sync` | pass (2/0/0) | fail (2/1/0: a, b) |" in text
+    assert "| kunit-kasan `kasan.mode=async` | pass (2/0/0) | not run |" in text
+    assert "command line has `kasan=on`" in text
