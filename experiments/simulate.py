@@ -80,11 +80,12 @@ class Builds:
     # 32-bit kernel variant runs.
     arm32_tools: cache.Entry | None = None
     initramfs: cache.Entry | None = None
-    gem5_variant: str = "opt"
 
     @property
     def gem5_binary(self) -> Path:
-        return self.gem5.path / gem5.Gem5BuildOptions(variant=self.gem5_variant).binary
+        """gem5.opt or gem5.fast: the one binary the gem5 entry was built as."""
+        variant = self.gem5.manifest()["inputs"]["options"]["variant"]
+        return self.gem5.path / gem5.Gem5BuildOptions(variant=variant).binary
 
     @property
     def configs_digest(self) -> str:
@@ -193,7 +194,6 @@ def ensure_builds(variants: Sequence[str], jobs: int, simulator: bool = True,
         configs=snapshot_configs(),
         arm32_tools=gem5.ensure_arm32_tools(gem5_patches) if arm32 else None,
         initramfs=initramfs.ensure_initramfs(REPO_ROOT / "disk-image") if arm32 else None,
-        gem5_variant=gem5_variant,
     )
 
 

@@ -482,6 +482,22 @@ def test_run_and_sweep_reach_the_builds_with_every_option_set(
     assert asked == {"variants": ["baseline"], "rootfs": "debian", "gem5_variant": gem5_variant}
 
 
+def test_the_binary_is_the_one_the_gem5_entry_was_built_as(tmp_path: Path) -> None:
+    import dataclasses
+    import json
+
+    from builders import cache
+    from support import fake_builds
+
+    builds = fake_builds.make(tmp_path)
+    assert builds.gem5_binary.name == "gem5.opt"
+    fast = cache.Entry(kind="gem5", key="fa4e9e50000000ff", root=tmp_path)
+    fast.path.mkdir(parents=True)
+    (fast.path / cache.MANIFEST).write_text(json.dumps(
+        {"kind": "gem5", "key": fast.key, "inputs": {"options": {"variant": "fast"}}}))
+    assert dataclasses.replace(builds, gem5=fast).gem5_binary == fast.path / "gem5.fast"
+
+
 def test_derived_runs_take_the_core_and_the_extra_overrides(tmp_path: Path) -> None:
     experiment = spec.load("probe", _write(tmp_path, GOOD))
     derived = spec.derive(experiment, ["neoverse-n1", "cortex-a75"], ["cpu.numROBEntries=96"])

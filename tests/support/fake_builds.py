@@ -36,7 +36,8 @@ def _entry(root: Path, kind: str, key: str, inputs: dict[str, object],
 
 
 def make(root: Path, variants: tuple[str, ...] = ("baseline",)) -> simulate.Builds:
-    gem5 = _entry(root, "gem5", "fa4e9e5000000001", {"patches": [["0001-fake.patch", "0"]]}, {})
+    gem5 = _entry(root, "gem5", "fa4e9e5000000001", {"patches": [["0001-fake.patch", "0"]],
+                                                     "options": {"variant": "opt"}}, {})
     shutil.copy2(FAKE_GEM5, gem5.path / "gem5.opt")
     (gem5.path / "gem5.opt").chmod(0o755)
     tools = _entry(root, "gem5-tools", "fa4e9e5000000002", {},
