@@ -4,11 +4,11 @@ experiment simulated again with gem5's branch-predictor debug output.
 ``python -m experiments trace NAME --variant V --workload W --branches``
 simulates the run as its experiment defines it, with gem5's ``Branch`` debug
 flag written into a FIFO, and keeps one event per committed branch: its tick,
-PC, type, and whether the final prediction (the direction predictor's, or
-not-taken where the BTB had no target) matched its direction. The events of
+PC, type, whether it was taken, and whether the final prediction (the direction
+predictor's, or not-taken where the BTB had no target) matched its direction. The events of
 the region between the benchmark's stats reset and dump are counted per
 branch, each PC named by the kernel symbol it falls in (``nm`` on the run's
-``vmlinux``), and written, one count per row (``metric`` ``committed`` or
+``vmlinux``), and written, one count per row (``metric`` ``committed``, ``taken`` or
 ``mispredicted``), to
 ``results/traces/<name>/<variant>_<features>_<workload>[_sampleN]_branches.csv``.
 A mispredicted target with the right direction (an indirect branch or return
@@ -43,6 +43,10 @@ MARK = "Commit branch:"
 USER = "(user)"
 COMMITTED = "committed"
 MISPREDICTED = "mispredicted"
+TAKEN = "taken"
+# What the counter writes, part of a trace's cache key: a trace cached with
+# other counts is simulated again.
+COUNTS_WRITTEN = f"{COMMITTED},{TAKEN},{MISPREDICTED} per branch"
 COUNT_COLUMNS = ("function", "location", "pc", "branch_type", "metric", "value", "unit")
 COLUMNS = (*trace.RUN_COLUMNS, *COUNT_COLUMNS, *collect.PROVENANCE)
 PROGRESS_EVENTS = 5_000_000
@@ -54,6 +58,7 @@ class Committed:
     pc: int
     branch_type: str
     mispredicted: bool
+    taken: bool
 
 
 def parse_line(line: str) -> Committed | None:
@@ -69,7 +74,8 @@ def parse_line(line: str) -> Committed | None:
     if "PC" not in values or "pred" not in values or "taken" not in values or not kinds:
         return None
     return Committed(tick=int(head), pc=int(values["PC"], 16), branch_type=kinds[0],
-                     mispredicted=values["pred"] != values["taken"])
+                     mispredicted=values["pred"] != values["taken"],
+                     taken=values["taken"] != "0")
 
 
 class Events:
@@ -80,6 +86,7 @@ class Events:
         self.ticks = array.array("Q")
         self.branch_ids = array.array("I")
         self.mispredicted = array.array("B")
+        self.taken = array.array("B")
         self.branches: list[tuple[int, str]] = []
         self._ids: dict[tuple[int, str], int] = {}
 
@@ -91,6 +98,7 @@ class Events:
         self.ticks.append(event.tick)
         self.branch_ids.append(branch_id)
         self.mispredicted.append(event.mispredicted)
+        self.taken.append(event.taken)
 
     def read(self, lines: Iterable[str], progress: int = PROGRESS_EVENTS) -> None:
         for line in lines:
@@ -103,13 +111,15 @@ class Events:
                     log.info("%d M branches committed", len(self.ticks) // 1_000_000)
 
     def counted(self, start_tick: int, end_tick: int) -> dict[tuple[int, str], list[int]]:
-        """{(pc, type): [committed, mispredicted]} between the two ticks."""
-        counts: dict[tuple[int, str], list[int]] = collections.defaultdict(lambda: [0, 0])
-        for tick, branch_id, wrong in zip(self.ticks, self.branch_ids, self.mispredicted):
+        """{(pc, type): [committed, mispredicted, taken]} between the two ticks."""
+        counts: dict[tuple[int, str], list[int]] = collections.defaultdict(lambda: [0, 0, 0])
+        for tick, branch_id, wrong, taken in zip(self.ticks, self.branch_ids,
+                                                 self.mispredicted, self.taken):
             if start_tick <= tick <= end_tick:
                 entry = counts[self.branches[branch_id]]
                 entry[0] += 1
                 entry[1] += wrong
+                entry[2] += taken
         if not counts:
             raise trace.BadTrace(f"no branch was committed in the region (ticks "
                                  f"{start_tick}-{end_tick}): was the Branch flag honoured?")
@@ -150,22 +160,23 @@ class Symbols:
 
 def count_rows(counts: dict[tuple[int, str], list[int]], symbols: Symbols) -> list[dict[str, object]]:
     """The region's totals first (function 'all'), then every branch that
-    was mispredicted at least once, most mispredicted first; each as two
-    rows, how often it committed and how often in the wrong direction."""
+    was mispredicted at least once, most mispredicted first; each as three
+    rows: how often it committed, was taken, and went the wrong direction."""
     def rows(function: str, location: str, pc: str, branch_type: str,
-             committed: int, wrong: int) -> list[dict[str, object]]:
+             committed: int, wrong: int, taken: int) -> list[dict[str, object]]:
         where = {"function": function, "location": location, "pc": pc,
                  "branch_type": branch_type}
-        return [{**where, "metric": COMMITTED, "value": committed, "unit": "branches"},
-                {**where, "metric": MISPREDICTED, "value": wrong, "unit": "branches"}]
+        return [{**where, "metric": metric, "value": value, "unit": "branches"}
+                for metric, value in ((COMMITTED, committed), (TAKEN, taken),
+                                      (MISPREDICTED, wrong))]
 
-    listed = rows(trace.ALL, trace.ALL, "", trace.ALL, sum(c for c, _ in counts.values()),
-                  sum(w for _, w in counts.values()))
-    for (pc, branch_type), (n, w) in sorted(counts.items(), key=lambda item: -item[1][1]):
+    listed = rows(trace.ALL, trace.ALL, "", trace.ALL,
+                  *(sum(c[i] for c in counts.values()) for i in range(3)))
+    for (pc, branch_type), (n, w, t) in sorted(counts.items(), key=lambda item: -item[1][1]):
         if w == 0:
             break
         function, location = symbols.name(pc)
-        listed += rows(function, location, f"{pc:#x}", branch_type, n, w)
+        listed += rows(function, location, f"{pc:#x}", branch_type, n, w, t)
     return listed
 
 
@@ -203,7 +214,8 @@ def summary(rows: Sequence[dict[str, object]], top: int) -> str:
     lines = [f"{whole[COMMITTED]:,} branches committed in the region, "
              f"{whole[MISPREDICTED]:,} in the wrong direction; the most mispredicted:"]
     lines += [f"{c[MISPREDICTED]:>10,} of {c[COMMITTED]:>10,}  {c['location']} "
-              f"({branch_type})" for (_, branch_type), c in ranked[:top]]
+              f"({branch_type}, taken {c.get(TAKEN, '?')})"
+              for (_, branch_type), c in ranked[:top]]
     return "\n".join(lines)
 
 
@@ -211,7 +223,7 @@ def trace_branches(run: spec.RunSpec, gem5: simulate.Gem5Runner, planned: simula
                    results_dir: Path, top: int) -> Path:
     """Simulate (or take from the cache) the run's branch trace; write its CSV."""
     vmlinux = planned.builds.kernels[run.variant].path / "vmlinux"
-    entry = gem5.simulate(trace.traced(planned, FLAGS, FIFO, "branch trace"),
+    entry = gem5.simulate(trace.traced(planned, FLAGS, FIFO, "branch trace", COUNTS_WRITTEN),
                           branch_counter(vmlinux))
     rows = result_rows(run, entry)
     target = result_path(results_dir, run)

@@ -279,6 +279,9 @@ class Simulation:
     # gem5's own options (debug flags and files), before its script; paths in
     # them are relative to the run's m5out, so they are the same on every host.
     gem5_options: tuple[str, ...] = ()
+    # A trace's counts as its reader writes them (not kept by gem5): named
+    # only when set, so the keys of runs and instruction traces stay as they were.
+    counts: str = ""
 
     def key_inputs(self) -> dict[str, object]:
         inputs: dict[str, object] = {
@@ -289,6 +292,8 @@ class Simulation:
         }
         if self.gem5_options:
             inputs["gem5_options"] = list(self.gem5_options)
+        if self.counts:
+            inputs["counts"] = self.counts
         return inputs
 
     def entry(self) -> cache.Entry:

@@ -244,12 +244,16 @@ def select_run(experiment: spec.Experiment, variant: str, workload: str,
     return matching[0]
 
 
-def traced(run: simulate.Simulation, flags: str, fifo: str, what: str) -> simulate.Simulation:
+def traced(run: simulate.Simulation, flags: str, fifo: str, what: str,
+           counts: str = "") -> simulate.Simulation:
     """``run`` with gem5's debug output for ``flags`` written into ``fifo`` in
     its m5out (a relative ``--debug-file`` is gem5's outdir's), cached as a
-    trace (the flags are part of its key)."""
+    trace. The flags are part of its key, and so is ``counts``, what the
+    reader writes into the entry: the counts are made while gem5 runs, so a
+    trace cached with other counts must be simulated again."""
     return dataclasses.replace(run, kind="traces", label=f"{what} {run.label}",
-                               gem5_options=(f"--debug-flags={flags}", f"--debug-file={fifo}"))
+                               gem5_options=(f"--debug-flags={flags}", f"--debug-file={fifo}"),
+                               counts=counts)
 
 
 class FifoReader:
