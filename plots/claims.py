@@ -113,6 +113,14 @@ def row_value(frame: pd.DataFrame, where: dict[str, str], claim: str,
             raise BadClaim(f"claim {claim}: the results have no column '{key}'")
         selected = selected[selected[key].astype(str) == str(wanted)]
     if aggregate == "count":
+        # A count may be zero, but its rows must exist: "value" aside, the
+        # selector has to match something, so a misspelt column value fails.
+        context = frame
+        for key, wanted in where.items():
+            if key != "value":
+                context = context[context[key].astype(str) == str(wanted)]
+        if not len(context):
+            raise BadClaim(f"claim {claim}: {where} without 'value' matches no row")
         return float(len(selected))
     if aggregate == "median" and len(selected):
         return float(selected["value"].astype(float).median())

@@ -6,10 +6,12 @@ results/hardening-selftests.csv (pauth, BTI), results/kpkeys-selftests.csv
 (whichever exist), and results/<name>-qemu.csv when
 the same tests also ran on QEMU; writes plots/out/<name>.md with one row per test
 and one column per CPU (atomic, or the O3 core model, then QEMU), each cell
-the verdict and the subtest counts (passed/failed/skipped), or, for repeated
-QEMU boots, how many passed and which subtests failed how often. Where an
-experiment runs several kernel variants or CPU feature sets, each is a row of
-its own.
+the verdict, the subtest counts (passed/failed/skipped) and the failed
+subtests' names, or, for repeated QEMU boots, how many passed and which
+subtests failed how often. Where an experiment runs several kernel variants,
+CPU feature sets or kernel command lines, each is a row of its own (labelled
+with the arguments that differ). The last columns give each gem5 run's
+simulated instructions and host time.
 """
 
 from __future__ import annotations
@@ -22,14 +24,18 @@ from plots import style
 
 EXPERIMENTS = ("poe-selftests", "mte-selftests", "hardening-selftests", "kpkeys-selftests",
                "kasan", "kasan-boot")
+INSTRUCTIONS = "instructions"
+HOST_TIME = "host time"
 
 
 def cell(run: pd.DataFrame) -> str:
     if "boot" in run and run["boot"].nunique() > 1:
         return boots_cell(run)
     values = run.set_index("metric")["value"]
-    # Results from before failed subtests were recorded have no failed_cases.
     failed = str(values.get("failed_cases", "")).replace(";", ", ")
+    if not failed and str(values["subtests_failed"]) not in ("0", ""):
+        # Results from before the failed subtests were recorded.
+        failed = "not recorded"
     return (f"{values['verdict']} ({values['subtests_passed']}/{values['subtests_failed']}/"
             f"{values['subtests_skipped']}{': ' + failed if failed else ''})")
 
@@ -55,20 +61,28 @@ def varying_args(frame: pd.DataFrame) -> tuple[dict[str, str], list[str]]:
 
 
 def quantity(run: pd.DataFrame, metric: str) -> float | None:
-    values = run[run["metric"] == metric]["value"]
+    """A run's numeric metric, None where it has none."""
+    values = pd.to_numeric(run[run["metric"] == metric]["value"], errors="coerce").dropna()
     return float(values.iloc[0]) if len(values) else None
 
 
-def cost_cells(runs: pd.DataFrame, columns: list[str]) -> list[str]:
-    """Instructions and host time of each gem5 column's run, '/'-separated."""
-    instructions, host = [], []
-    for where in columns:
-        run = runs[runs["where"] == where]
-        count = quantity(run, "sim_instructions")
-        instructions.append(f"{count / 1e6:,.0f} M" if count is not None else "-")
-        seconds = run["host_seconds"].iloc[0] if len(run) else ""
-        host.append(f"{float(seconds):,.0f} s" if seconds != "" else "-")
-    return [" / ".join(instructions), " / ".join(host)]
+def cost_cells(runs: pd.DataFrame, columns: list[str], costs: list[str]) -> list[str]:
+    """Each of ``costs`` (instructions, host time) of each gem5 column's run,
+    '/'-separated ('-' where a run is missing or did not record it)."""
+    cells = []
+    for cost in costs:
+        values = []
+        for where in columns:
+            run = runs[runs["where"] == where]
+            if cost == INSTRUCTIONS:
+                count = quantity(run, "sim_instructions")
+                values.append(f"{count / 1e6:,.0f} M" if count is not None else "-")
+            else:
+                seconds = pd.to_numeric(run.get("host_seconds", pd.Series(dtype=float)),
+                                        errors="coerce").dropna()
+                values.append(f"{seconds.iloc[0]:,.0f} s" if len(seconds) else "-")
+        cells.append(" / ".join(values))
+    return cells
 
 
 def table(frame: pd.DataFrame, qemu: pd.DataFrame | None = None) -> str:
@@ -77,13 +91,16 @@ def table(frame: pd.DataFrame, qemu: pd.DataFrame | None = None) -> str:
     frame = frame.assign(where=frame.apply(
         lambda r: r["core"] if r["cpu"] == "o3" else r["cpu"], axis=1))
     simulated = sorted(frame["where"].unique(), key=lambda w: (w != "atomic", w))
-    costs = "sim_instructions" in set(frame["metric"])
+    # A restored run records no instruction count of its own, only host time.
+    costs = ([INSTRUCTIONS] if "sim_instructions" in set(frame["metric"]) else []) + (
+        [HOST_TIME] if "host_seconds" in frame else [])
     columns = list(simulated)
     if qemu is not None:
         qemu = qemu.assign(where=qemu["qemu_version"].map(lambda v: f"QEMU {v.split()[0]}"))
         columns += sorted(qemu["where"].unique())
         frame = pd.concat([frame, qemu], ignore_index=True)
-    frame["kernel_args"] = frame["kernel_args"].fillna("")
+    frame["kernel_args"] = frame.get("kernel_args", pd.Series("", index=frame.index)
+                                     ).fillna("").astype(str)
     labels, shared = varying_args(frame)
     by_kernel = frame["variant"].nunique() > 1 or frame["features"].nunique() > 1
     frame = frame.assign(test=frame.apply(
@@ -91,16 +108,14 @@ def table(frame: pd.DataFrame, qemu: pd.DataFrame | None = None) -> str:
         + (f" ({r['variant']}, {r['features']})" if by_kernel else "")
         + (f" `{labels[r['kernel_args']]}`" if labels[r["kernel_args"]] else ""), axis=1))
     header = ["selftest", *columns]
-    if costs:
-        header += [f"instructions ({' / '.join(simulated)})", f"host time ({' / '.join(simulated)})"]
+    header += [f"{cost} ({' / '.join(simulated)})" for cost in costs]
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---|" * (len(header) - 1)]
     for test, runs in frame.groupby("test", sort=True):
         cells = []
         for where in columns:
             run = runs[runs["where"] == where]
             cells.append(cell(run) if len(run) else "not run")
-        if costs:
-            cells += cost_cells(runs, simulated)
+        cells += cost_cells(runs, simulated, costs)
         lines.append(f"| {test} | " + " | ".join(cells) + " |")
     builds = style.provenance_note(frame[frame["gem5_build"].fillna("") != ""])
     return ("\n".join(lines) + "\n\nCells: verdict (subtests passed/failed/skipped: the failed "

@@ -51,6 +51,11 @@ def test_a_count_claim_counts_the_rows_it_selects_even_none(tmp_path: Path) -> N
     skipped = claims.Claim("probe", "0 of 3", "probe", {"x": {"value": "skip"}}, "x", 0, 0,
                            aggregate="count")
     assert claims.check(skipped, "0 of 3 boots", tmp_path) == 0
+    misspelt = claims.Claim("probe", "0 of 3", "probe", {"x": {"metric": "verdit",
+                                                              "value": "skip"}}, "x", 0, 0,
+                            aggregate="count")
+    with pytest.raises(claims.BadClaim, match="matches no row"):
+        claims.check(misspelt, "0 of 3 boots", tmp_path)
 
 
 def test_a_row_may_come_from_another_results_file(tmp_path: Path) -> None:
