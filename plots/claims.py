@@ -107,20 +107,16 @@ def evaluate(expression: str, names: dict[str, float]) -> float:
 
 def row_value(frame: pd.DataFrame, where: dict[str, str], claim: str,
               aggregate: str = "one") -> float:
+    # "value" last: a count may select no row, but its rows must exist, so a
+    # misspelt selector fails instead of counting zero.
     selected = frame
-    for key, wanted in where.items():
+    for key, wanted in sorted(where.items(), key=lambda item: item[0] == "value"):
         if key not in frame.columns:
             raise BadClaim(f"claim {claim}: the results have no column '{key}'")
+        if key == "value" and not len(selected):
+            raise BadClaim(f"claim {claim}: {where} without 'value' matches no row")
         selected = selected[selected[key].astype(str) == str(wanted)]
     if aggregate == "count":
-        # A count may be zero, but its rows must exist: "value" aside, the
-        # selector has to match something, so a misspelt column value fails.
-        context = frame
-        for key, wanted in where.items():
-            if key != "value":
-                context = context[context[key].astype(str) == str(wanted)]
-        if not len(context):
-            raise BadClaim(f"claim {claim}: {where} without 'value' matches no row")
         return float(len(selected))
     if aggregate == "median" and len(selected):
         return float(selected["value"].astype(float).median())
