@@ -17,6 +17,7 @@ simulated instructions and host time.
 from __future__ import annotations
 
 import collections
+from collections.abc import Callable
 
 import pandas as pd
 
@@ -24,8 +25,6 @@ from plots import style
 
 EXPERIMENTS = ("poe-selftests", "mte-selftests", "hardening-selftests", "kpkeys-selftests",
                "kasan", "kasan-boot")
-INSTRUCTIONS = "instructions"
-HOST_TIME = "host time"
 
 
 def cell(run: pd.DataFrame) -> str:
@@ -66,23 +65,28 @@ def quantity(run: pd.DataFrame, metric: str) -> float | None:
     return float(values.iloc[0]) if len(values) else None
 
 
+def instructions_cell(run: pd.DataFrame) -> str | None:
+    count = quantity(run, "sim_instructions")
+    return f"{count / 1e6:,.0f} M" if count is not None else None
+
+
+def host_time_cell(run: pd.DataFrame) -> str | None:
+    seconds = pd.to_numeric(run.get("host_seconds", pd.Series(dtype=float)),
+                            errors="coerce").dropna()
+    return f"{seconds.iloc[0]:,.0f} s" if len(seconds) else None
+
+
+# What each gem5 run cost, by column header: a run records it or does not
+# (a restored run records no instruction count of its own, only host time).
+COSTS: dict[str, Callable[[pd.DataFrame], str | None]] = {
+    "instructions": instructions_cell, "host time": host_time_cell}
+
+
 def cost_cells(runs: pd.DataFrame, columns: list[str], costs: list[str]) -> list[str]:
-    """Each of ``costs`` (instructions, host time) of each gem5 column's run,
-    '/'-separated ('-' where a run is missing or did not record it)."""
-    cells = []
-    for cost in costs:
-        values = []
-        for where in columns:
-            run = runs[runs["where"] == where]
-            if cost == INSTRUCTIONS:
-                count = quantity(run, "sim_instructions")
-                values.append(f"{count / 1e6:,.0f} M" if count is not None else "-")
-            else:
-                seconds = pd.to_numeric(run.get("host_seconds", pd.Series(dtype=float)),
-                                        errors="coerce").dropna()
-                values.append(f"{seconds.iloc[0]:,.0f} s" if len(seconds) else "-")
-        cells.append(" / ".join(values))
-    return cells
+    """Each of ``costs`` of each gem5 column's run, '/'-separated ('-' where a
+    run is missing or did not record it)."""
+    return [" / ".join(COSTS[cost](runs[runs["where"] == where]) or "-" for where in columns)
+            for cost in costs]
 
 
 def table(frame: pd.DataFrame, qemu: pd.DataFrame | None = None) -> str:
@@ -91,9 +95,7 @@ def table(frame: pd.DataFrame, qemu: pd.DataFrame | None = None) -> str:
     frame = frame.assign(where=frame.apply(
         lambda r: r["core"] if r["cpu"] == "o3" else r["cpu"], axis=1))
     simulated = sorted(frame["where"].unique(), key=lambda w: (w != "atomic", w))
-    # A restored run records no instruction count of its own, only host time.
-    costs = ([INSTRUCTIONS] if "sim_instructions" in set(frame["metric"]) else []) + (
-        [HOST_TIME] if "host_seconds" in frame else [])
+    costs = [cost for cost, formatted in COSTS.items() if formatted(frame)]
     columns = list(simulated)
     if qemu is not None:
         qemu = qemu.assign(where=qemu["qemu_version"].map(lambda v: f"QEMU {v.split()[0]}"))
