@@ -161,6 +161,8 @@ def region_metrics(dump: dict[str, float], iterations: int,
     ticks = dump["simTicks"]
     metrics = [
         Metric("sim_ns", ticks / TICKS_PER_NS, "ns"),
+        # The benchmark's own count: what every per-iteration metric divides by.
+        Metric("iterations", float(iterations), "operations"),
         Metric("ns_per_iteration", ticks / TICKS_PER_NS / iterations, "ns"),
     ]
     counters = {}

@@ -98,8 +98,9 @@ def table(per_experiment: dict[str, pd.Series]) -> str:
     lines.append(row("all", every))
     total = float(every.sum())
     hours = math.ceil(total / LOCAL_CORES / 360) / 10
-    lines += ["", f"Measured host seconds of each simulation (the `host_seconds` column; two "
-              f"at a time on the 2-core machine). Summed: {minutes(total)} min; about {hours:g} "
+    lines += ["", f"Measured host seconds of each simulation (the `host_seconds` column, as "
+              f"measured: two at a time on the 2-core machine, or more where an experiment's "
+              f"section says so). Summed: {minutes(total)} min; about {hours:g} "
               f"h of wall clock on {LOCAL_CORES} cores, plus about 40 s per boot checkpoint. "
               f"The cluster column assumes one simulation per core and a queue that is never "
               f"the bottleneck: the longest simulation then bounds each experiment. A "
