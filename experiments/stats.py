@@ -113,7 +113,8 @@ COUNTERS: tuple[Counter, ...] = (
     Counter("l2_misses", "count", r"board\.cache_hierarchy\.l2\d*", r"overallMisses::total",
             nozero=True),
     # What gem5's serializing instructions (its IsSerializeBefore/After flags:
-    # MSR/MRS of most system registers, DSB, SVC, ERET) cost: how many rename
+    # MSR/MRS of most system registers, DSB, SVC, ERET, MTE tag stores; and
+    # store-exclusives) cost: how many rename
     # met (one squashed and fetched again counts again), and the cycles rename
     # stood still waiting for one to reach the head of the ROB. An A64 ISB is
     # not among them: gem5 squashes everything younger after it instead.

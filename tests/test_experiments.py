@@ -129,7 +129,8 @@ def test_stats_region_is_the_first_dump(tmp_path: Path) -> None:
     dumps = stats.read_dumps(path)
     assert len(dumps) == 2
     metrics = {m.name: m.value for m in stats.region_metrics(dumps[0], iterations=10)}
-    assert metrics["iterations"] == 10 and metrics["ns_per_iteration"] == pytest.approx(300.0)
+    assert metrics["iterations"] == 10
+    assert metrics["ns_per_iteration"] == pytest.approx(300.0)
     assert metrics["cycles_per_iteration"] == pytest.approx(852.0)
     assert metrics["ipc"] == pytest.approx(0.5)
     assert metrics["l1d_misses"] == 12
