@@ -96,7 +96,8 @@ def test_the_runs_redone_on_a_second_machine_are_identical() -> None:
                                     compare.Tolerances.read(), partial=True)
     text, agreed = compare.report(outcomes)
     assert agreed, text
-    assert all(o.verdict == "identical" for found in outcomes.values() for o in found)
+    # A metric added since the first machine's rows were made (iterations) is new there.
+    assert all(o.verdict in ("identical", "new") for found in outcomes.values() for o in found)
 
 
 def test_the_buildroot_image_measures_what_the_default_image_measures() -> None:
