@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import subprocess
 from dataclasses import dataclass
@@ -45,6 +46,20 @@ def read_series(patch_dir: Path) -> list[Patch]:
             raise FileNotFoundError(f"{series}: patch '{name}' does not exist")
         patches.append(Patch(name, path))
     return patches
+
+
+def series_id(named_digests: list[tuple[str, str]]) -> str:
+    """``0001-0021:<8 hex>``: which patches a build has, and which text of each.
+
+    The hash is over ``sha256sum``'s output for the patch files in series
+    order, so ``grep -v '^#' series | xargs sha256sum | sha256sum`` in the
+    patch folder gives it without Python. Empty for an empty series.
+    """
+    if not named_digests:
+        return ""
+    listing = "".join(f"{digest}  {name}\n" for name, digest in named_digests)
+    first, last = (named_digests[i][0].split("-", 1)[0] for i in (0, -1))
+    return f"{first}-{last}:{hashlib.sha256(listing.encode()).hexdigest()[:8]}"
 
 
 def apply_series(tree: Path, patches: list[Patch], label: str) -> None:

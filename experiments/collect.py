@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from builders import cache
+from builders import cache, patches
 from experiments import selftests, stats
 from experiments.simulate import CONSOLE, SimulationFailed, tail
 from experiments.spec import RunSpec
@@ -87,14 +87,14 @@ def _manifest_field(kind: str, key: str, *path: str) -> str:
 
 
 def _patch_ids(key: str) -> str:
-    """The gem5 build's patches as ``0001:<first 8 hex of its content
-    hash>;0002:…``: which patches and which text of each, in a tenth of the
-    file names' length (the column repeats on every row)."""
+    """The gem5 build's patch series as ``0001-0021:<8 hex>`` (see
+    ``patches.series_id``): short, since the column repeats on every row; the
+    build's manifest in the cache lists each patch's hash."""
     entry = cache.Entry(kind="gem5", key=key, root=cache.cache_root())
     if not key or not entry.exists():
         return ""
-    return ";".join(f"{name.split('-', 1)[0]}:{digest[:8]}"
-                    for name, digest in entry.manifest()["inputs"]["patches"])
+    return patches.series_id([(name, digest) for name, digest
+                              in entry.manifest()["inputs"]["patches"]])
 
 
 def provenance(raw: Path) -> dict[str, object]:

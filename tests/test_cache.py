@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import subprocess
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from builders import cache, gem5
+from builders import cache, gem5, patches
 
 
 def test_key_ignores_dict_order() -> None:
@@ -180,3 +182,15 @@ def test_ensure_skips_the_build_when_it_appeared_while_waiting(tmp_path: Path) -
     waiter.join(timeout=30)
     assert not waiter.is_alive() and builds == []
     assert (entry.path / "made").read_text() == "by the holder"
+
+
+def test_series_id_is_what_sha256sum_gives(tmp_path: Path) -> None:
+    patch_dir = _series_dir(tmp_path, b"one")
+    (patch_dir / "0002-more.patch").write_bytes(b"two")
+    (patch_dir / "series").write_text("0001-change.patch\n# between\n0002-more.patch\n")
+    series = patches.read_series(patch_dir)
+    listing = subprocess.run(["sha256sum", *(p.name for p in series)], cwd=patch_dir,
+                             check=True, capture_output=True).stdout
+    expected = hashlib.sha256(listing).hexdigest()[:8]
+    assert patches.series_id([(p.name, p.digest()) for p in series]) == f"0001-0002:{expected}"
+    assert patches.series_id([]) == ""

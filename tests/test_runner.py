@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from support import fake_builds
 
-from builders import cache
+from builders import cache, patches
 from experiments import collect, runner, simulate, spec, stats
 
 PROBE = """
@@ -79,7 +79,9 @@ def test_a_run_boots_once_and_simulates_once(tmp_path: Path, cache_root: Path) -
     row = by_metric[("pan", "cycles")]
     assert row["gem5_build"] == "fa4e9e5000000001" and row["checkpoint"]
     assert row["repo_commit"] and row["repo_dirty"] in ("True", "False")
-    assert row["gem5_patches"] == "0001:0" and row["kernel_source"] == "debian 6.12.fake"
+    assert row["gem5_patches"] == patches.series_id([("0001-fake.patch", "0")])
+    assert row["gem5_patches"].startswith("0001-0001:")
+    assert row["kernel_source"] == "debian 6.12.fake"
     sidecar = cache.Entry("runs", row["run"], cache_root).path / "provenance.json"
     assert sidecar.is_file()
 
