@@ -114,10 +114,10 @@ COUNTERS: tuple[Counter, ...] = (
             nozero=True),
     # What gem5's serializing instructions (its IsSerializeBefore/After flags:
     # MSR/MRS of most system registers, DSB, SVC, ERET, MTE tag stores; and
-    # store-exclusives) cost: how many rename
-    # met (one squashed and fetched again counts again), and the cycles rename
-    # stood still waiting for one to reach the head of the ROB. An A64 ISB is
-    # not among them: gem5 squashes everything younger after it instead.
+    # store-exclusives) cost: how many rename met (one squashed and fetched
+    # again counts again), and the cycles rename stood still waiting for one to
+    # reach the head of the ROB. An A64 ISB is not among them: gem5 squashes
+    # everything younger after it instead.
     Counter("serializing_instructions", "count", CORES, r"rename\.serializing"),
     Counter("serialize_stall_cycles", "cycles", CORES, r"rename\.serializeStallCycles"),
     # Cache lines fetch read: more lines for the same instructions is code
