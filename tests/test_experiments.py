@@ -86,7 +86,7 @@ def test_unknown_experiment_lists_valid_ones() -> None:
     ('cores = ["cortex-a76"]', 'cores = ["cortex-a99"]', "valid cores: .*cortex-a76.*neoverse-v2"),
     ('variants = ["baseline"]', 'variants = ["nope"]', "valid variants: .*baseline"),
     ('features = ["", "pan", "pan,pac"]', 'features = ["smap"]',
-     "valid features: pan, pac, mte, poe"),
+     "valid features: pan, pac, fpac, bti, mte, poe"),
 ])
 def test_bad_names_fail_fast(tmp_path: Path, field: str, bad: str, valid: str) -> None:
     with pytest.raises(spec.BadExperiment, match=valid):

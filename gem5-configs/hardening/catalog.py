@@ -59,7 +59,7 @@ CORE_ARCHITECTURE: dict[str, str] = {
 }
 
 # Hardening features a run can switch on, whatever the modelled core has.
-FEATURES: tuple[str, ...] = ("pan", "pac", "mte", "poe")
+FEATURES: tuple[str, ...] = ("pan", "pac", "fpac", "bti", "mte", "poe")
 
 CPU_TYPES: tuple[str, ...] = ("atomic", "o3")
 

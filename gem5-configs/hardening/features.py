@@ -14,11 +14,21 @@ from m5.objects import ArmExtension, ArmRelease
 
 from hardening.catalog import ARCHITECTURES, FEATURES, check_architecture, parse_features
 
-# Extensions each feature needs. MTE and POE come from our gem5 patches (0005-
-# 0008); a gem5 built without them lacks the names and the run says so.
+# Extensions each feature needs. MTE, POE, FPAC and BTI come from our gem5
+# patches (0005-0008, 0022, 0023); a gem5 built without them lacks the names
+# and the run says so.
 FEATURE_EXTENSIONS: dict[str, tuple[str, ...]] = {
     "pan": ("FEAT_PAN",),
     "pac": ("FEAT_PAuth",),
+    # A failed AUT* faults at once (EC 0x1C; Linux sends SIGILL) instead of
+    # leaving a poisoned pointer to fault where it is used. FPAC is defined
+    # on PAuth2, so the switch brings both and PAuth; FPACCOMBINE (the
+    # authenticating branches and loads fault too) is left out, since the
+    # Neoverse V2 that has FPAC is not listed with it (LLVM-V2).
+    "fpac": ("FEAT_PAuth", "FEAT_PAuth2", "FEAT_FPAC"),
+    # Branch target identification: guarded pages' indirect-branch targets
+    # must be BTI (or PACIxSP) landing pads.
+    "bti": ("FEAT_BTI",),
     "mte": ("FEAT_MTE", "FEAT_MTE2", "FEAT_MTE3"),
     # Linux enables the EL0 overlay through TCR2_EL1 (FEAT_TCR2), and EL1
     # reaches TCR2_EL1 only when HCRX_EL2.TCR2En is set (FEAT_HCX); without
