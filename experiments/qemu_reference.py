@@ -161,11 +161,15 @@ def reference(name: str, results_dir: Path, jobs: int) -> Path:
         image = builds.disk.path / disk.IMAGE_NAME
         # The console is evidence, not a result: it stays in the build cache.
         cmdline = f"-{cache.key_of({'kernel_args': list(kernel_args)})}" if kernel_args else ""
+        # Named by feature set only where the experiment has several, so that
+        # one boot's console does not overwrite another's.
+        several = len({k[1] for k in groups}) > 1
+        feature_set = f"-{'+'.join(features) or 'none'}" if several else ""
         results_dir.mkdir(parents=True, exist_ok=True)
         for boot in range(1, experiment.qemu_boots + 1):
             numbered = f"-boot{boot}" if experiment.qemu_boots > 1 else ""
             console_path = (cache.cache_root() / "qemu-reference"
-                            / f"{name}-{variant}{cmdline}{numbered}.console.log")
+                            / f"{name}-{variant}{feature_set}{cmdline}{numbered}.console.log")
             console_path.parent.mkdir(parents=True, exist_ok=True)
             log.info("%s on QEMU (%s): %s%s [%s], %d tests, boot %d of %d; console: %s", name,
                      version, variant, runs[0].cmdline_label, "+".join(features),
