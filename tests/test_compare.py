@@ -101,6 +101,19 @@ def test_the_runs_redone_on_a_second_machine_are_identical() -> None:
     assert not [o for found in outcomes.values() for o in found if o.verdict == "within"]
 
 
+def test_fpac_and_bti_patches_change_nothing_when_switched_off() -> None:
+    """gem5 patches 0022-0023 (FPAC, BTI) act only under their feature
+    switches: runs without them on 0001-0023 (another gem5 build, disk and
+    configs hash) give every value of the 0001-0021 rows exactly."""
+    root = Path(__file__).resolve().parent.parent / "results"
+    outcomes = compare.compare_dirs(root, root / "checks" / "fpac-bti-off",
+                                    compare.Tolerances.read(), partial=True)
+    text, agreed = compare.report(outcomes)
+    assert agreed, text
+    assert {o.verdict for found in outcomes.values() for o in found} == {"identical"}
+    assert len(outcomes) == 4
+
+
 def test_the_buildroot_image_measures_what_the_default_image_measures() -> None:
     """The quick set on both root file systems, same gem5, kernel and configs:
     only the image (its layout) differs, so the rows agree within tolerance
