@@ -155,7 +155,8 @@ MODEL = CoreModel(
     name="neoverse-v1",
     summary="Arm Neoverse V1 (AWS Graviton3)",
     clock="2.6GHz",  # Graviton3 (AWS; measured 2.597 GHz, OCX)
-    native_features=frozenset({"pan", "pac"}),  # PAuth yes; MTE, POE no (LLVM-V1, ID-G3)
+    # PAuth yes, without FPAC; BTI, MTE, POE no (LLVM-V1, ID-G3)
+    native_features=frozenset({"pan", "pac"}),
     make_cpu=lambda cpu_id: NeoverseV1CPU(cpu_id=cpu_id),
     make_l1i=V1L1I,
     make_l1d=V1L1D,

@@ -160,9 +160,10 @@ MODEL = CoreModel(
     name="neoverse-v2",
     summary="Arm Neoverse V2 (AWS Graviton4)",
     clock="2.8GHz",  # Graviton4 (AWS)
-    # PAuth yes (LLVM-V2); MTE is in the core IP but Graviton4 does not
+    # PAuth yes (LLVM-V2), with FPAC (LLVM-PROC); BTI yes (mandatory from
+    # Armv8.5, so in Armv9.0); MTE is in the core IP but Graviton4 does not
     # advertise it (FC-G4), so it counts as absent; POE no.
-    native_features=frozenset({"pan", "pac"}),
+    native_features=frozenset({"pan", "pac", "fpac", "bti"}),
     make_cpu=lambda cpu_id: NeoverseV2CPU(cpu_id=cpu_id),
     make_l1i=V2L1I,
     make_l1d=V2L1D,
