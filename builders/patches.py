@@ -51,9 +51,10 @@ def read_series(patch_dir: Path) -> list[Patch]:
 def series_id(named_digests: list[tuple[str, str]]) -> str:
     """``0001-0021:<8 hex>``: which patches a build has, and which text of each.
 
-    The hash is over ``sha256sum``'s output for the patch files in series
-    order, so ``grep -v '^#' series | xargs sha256sum | sha256sum`` in the
-    patch folder gives it without Python. Empty for an empty series.
+    The range names the first and last patch only (a series with a gap reads
+    the same); the hash is over ``sha256sum``'s output for the patch files in
+    series order, so ``sed 's/#.*//' series | xargs sha256sum | sha256sum`` in
+    the patch folder gives it without Python. Empty for an empty series.
     """
     if not named_digests:
         return ""

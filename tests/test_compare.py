@@ -101,17 +101,33 @@ def test_the_runs_redone_on_a_second_machine_are_identical() -> None:
     assert not [o for found in outcomes.values() for o in found if o.verdict == "within"]
 
 
+def _last_patch(series: str) -> str:
+    """The last patch of a ``gem5_patches`` value, either form:
+    ``0001-0023:<hash>`` or ``0001:<hash>;...;0021:<hash>``."""
+    return series.split(";")[-1].split(":")[0].split("-")[-1]
+
+
 def test_fpac_and_bti_patches_change_nothing_when_switched_off() -> None:
     """gem5 patches 0022-0023 (FPAC, BTI) act only under their feature
     switches: runs without them on 0001-0023 (another gem5 build, disk and
-    configs hash) give every value of the 0001-0021 rows exactly."""
+    configs hash) give every value of the 0001-0021 rows exactly, kept beside
+    each other (``results/`` or ``checks/before-0023/`` for 0001-0021)."""
     root = Path(__file__).resolve().parent.parent / "results"
-    outcomes = compare.compare_dirs(root, root / "checks" / "fpac-bti-off",
-                                    compare.Tolerances.read(), partial=True)
-    text, agreed = compare.report(outcomes)
-    assert agreed, text
-    assert {o.verdict for found in outcomes.values() for o in found} == {"identical"}
-    assert len(outcomes) == 4
+    checks = root / "checks"
+    pairs = [(root, checks / "fpac-bti-off",
+              ("syscall", "poe-selftests", "c4-uaccess-check", "c5-contpte")),
+             (checks / "before-0023", root, ("hardening-selftests",))]
+    for before, after, names in pairs:
+        outcomes = compare.compare_dirs(before, after, compare.Tolerances.read(), names)
+        text, agreed = compare.report(outcomes)
+        assert agreed, text
+        # hardening-selftests adds the runs with the switches on: "new" rows.
+        assert {o.verdict for found in outcomes.values() for o in found} <= {"identical", "new"}
+        for name in outcomes:
+            last = [{_last_patch(r["gem5_patches"])
+                     for r in csv.DictReader((d / f"{name}.csv").open())}
+                    for d in (before, after)]
+            assert last == [{"0021"}, {"0023"}], name
 
 
 def test_the_buildroot_image_measures_what_the_default_image_measures() -> None:

@@ -43,17 +43,26 @@ def _boot_and_run_selftests(builds: Builds, out: Path, features: str) -> tuple[s
             (m5out / FAULT_TRACE).read_text(errors="replace"))
 
 
+def _both_pass(console: str) -> None:
+    totals = [line for line in console.splitlines() if line.startswith("# Totals:")]
+    assert len(totals) == 2 and all(" fail:0 " in line for line in totals), totals
+
+
 def test_fpac_faults_at_the_aut_and_bti_guards_indirect_branches(
         builds: Builds, tmp_path: Path) -> None:
     console, faults = _boot_and_run_selftests(builds, tmp_path, "pac,fpac,bti")
+    _both_pass(console)
     assert "HWCAP2_BTI present" in console
     # A call through BLR to a function without a landing pad: BTYPE 10.
     assert "SIGILL in nohint_func/call_using_blr, BTYPE=10 (expected)" in console
+    assert "Branch Target" in faults
     assert "PAC Fail" in faults
 
 
 def test_without_the_switches_neither_happens(builds: Builds, tmp_path: Path) -> None:
     console, faults = _boot_and_run_selftests(builds, tmp_path, "pac")
+    _both_pass(console)
     assert "HWCAP2_BTI not present" in console
     assert "SIGILL in" not in console
+    assert "Branch Target" not in faults
     assert "PAC Fail" not in faults

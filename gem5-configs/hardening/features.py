@@ -24,7 +24,7 @@ FEATURE_EXTENSIONS: dict[str, tuple[str, ...]] = {
     # leaving a poisoned pointer to fault where it is used. FPAC is defined
     # on PAuth2, so the switch brings both and PAuth; FPACCOMBINE (the
     # authenticating branches and loads fault too) is left out, since the
-    # Neoverse V2 that has FPAC is not listed with it (LLVM-V2).
+    # Neoverse V2 that has FPAC is not listed with it (LLVM-PROC).
     "fpac": ("FEAT_PAuth", "FEAT_PAuth2", "FEAT_FPAC"),
     # Branch target identification: guarded pages' indirect-branch targets
     # must be BTI (or PACIxSP) landing pads.
