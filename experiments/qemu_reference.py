@@ -153,11 +153,10 @@ def reference(name: str, results_dir: Path, jobs: int) -> Path:
     version = qemu_version()
     builds = simulate.ensure_builds(sorted({k[0] for k in groups}), jobs, simulator=False)
     rows: list[dict[str, object]] = []
-    # Consoles are named by feature set only where the experiment has several,
-    # so that one boot's console does not overwrite another's. (Only mte
-    # changes QEMU's command line, so e.g. pac and pac,fpac,bti boot the same
-    # max CPU, which has all three, once each, for rows of their own.)
-    several_feature_sets = len({k[1] for k in groups}) > 1
+    # Consoles are named by feature set too, so that one boot's console does
+    # not overwrite another's. (Only mte changes QEMU's command line, so e.g.
+    # pac and pac,fpac,bti boot the same max CPU, which has all three, once
+    # each, for rows of their own.)
     for (variant, features, kernel_args, memory), runs in groups.items():
         # The command each run's guest script ends with, timeout included.
         commands = {r.workload: r.guest_script().splitlines()[-1] for r in runs}
@@ -166,12 +165,12 @@ def reference(name: str, results_dir: Path, jobs: int) -> Path:
         image = builds.disk.path / disk.IMAGE_NAME
         # The console is evidence, not a result: it stays in the build cache.
         cmdline = f"-{cache.key_of({'kernel_args': list(kernel_args)})}" if kernel_args else ""
-        feature_set = f"-{'+'.join(features) or 'none'}" if several_feature_sets else ""
+        feature_set = "+".join(features) or "none"
         results_dir.mkdir(parents=True, exist_ok=True)
         for boot in range(1, experiment.qemu_boots + 1):
             numbered = f"-boot{boot}" if experiment.qemu_boots > 1 else ""
             console_path = (cache.cache_root() / "qemu-reference"
-                            / f"{name}-{variant}{feature_set}{cmdline}{numbered}.console.log")
+                            / f"{name}-{variant}-{feature_set}{cmdline}{numbered}.console.log")
             console_path.parent.mkdir(parents=True, exist_ok=True)
             log.info("%s on QEMU (%s): %s%s [%s], %d tests, boot %d of %d; console: %s", name,
                      version, variant, runs[0].cmdline_label, "+".join(features),
