@@ -1,7 +1,10 @@
 # arm-hardening-gem5: the front door.
-#   make            deps, builds, the quick experiment set and the figures
+#   make            deps, builds, the quick experiment set, its figures, and its
+#                   comparison with the committed results
 #   make test       the test suite (what CI runs)
-# Build outputs live in $(ARTIFACT_CACHE), never in the checkout.
+# Build outputs live in $(ARTIFACT_CACHE), never in the checkout. A user's
+# results and figures go to out/ (ignored by git): nothing but 'make publish'
+# writes the committed record (results/, plots/out/, the docs' tables).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := all
@@ -18,15 +21,21 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILD := $(PY) -m builders -j $(JOBS)
 
-.PHONY: all deps venv gem5 kernel kernels disk initramfs experiments compare sweep qemu-reference figures test
+.PHONY: all deps venv gem5 kernel kernels disk initramfs experiments compare sweep qemu-reference figures publish test
 
 # The quick experiment set; EXPERIMENTS=all runs every experiment. make figures
 # draws every figure whose results exist (FIGURES="a b" only those).
 EXPERIMENTS ?=
 FIGURES ?=
+# Where a run's CSVs and figures go: out/ unless the committed record is asked
+# for by name (make publish).
+RESULTS_DIR ?= out/results
+FIGURES_DIR ?= out/figures
+COMMITTED_RESULTS := results
+COMMITTED_FIGURES := plots/out
 
 # experiments builds exactly the kernels its runs use (make kernels builds all).
-all: deps gem5 disk experiments figures
+all: deps gem5 disk experiments figures compare
 
 deps:
 	@bash builders/install-deps.sh
@@ -66,9 +75,6 @@ initramfs: venv
 test: venv
 	@$(PY) -m pytest -q
 
-# RESULTS_DIR=dir writes the CSVs there instead of results/ (a re-run beside
-# the committed results).
-RESULTS_DIR ?=
 # BACKEND=slurm submits the simulations as Slurm jobs (cache on a shared
 # filesystem); SLURM_ARGS adds e.g. "--slurm-partition=p --slurm-time=4:00:00".
 BACKEND ?= local
@@ -76,40 +82,34 @@ SLURM_ARGS ?=
 RUN_WHERE = --backend $(BACKEND) $(if $(filter slurm,$(BACKEND)),$(SLURM_ARGS))
 experiments: venv
 	@$(PY) -m experiments run -j $(JOBS) $(RUN_WHERE) --rootfs $(ROOTFS) --gem5-variant $(GEM5_VARIANT) \
-		$(if $(RESULTS_DIR),--results-dir $(RESULTS_DIR)) \
-		$(if $(filter all,$(EXPERIMENTS)),--all,$(EXPERIMENTS))
+		--results-dir $(RESULTS_DIR) $(if $(filter all,$(EXPERIMENTS)),--all,$(EXPERIMENTS))
 ifeq ($(EXPERIMENTS),all)
 	@$(MAKE) --no-print-directory qemu-reference
 endif
 
-# Re-make the experiments' results into COMPARE_DIR (from the cache when it is
-# warm: rows are derived again, nothing is simulated twice) and compare them
-# with the committed results/ (those of the checkout's last commit, so a 'make'
-# that rewrote results/ first does not become the reference; without git, the
-# results/ folder as it is): identical where the builds are the same, within
+# Compare what experiments just made (RESULTS_DIR) with the committed results
+# as the checkout's last commit holds them (without git, the results/ folder
+# as it is): identical where the builds are the same, within
 # experiments/tolerances.toml where they are not; exit 1 naming what moved.
-COMPARE_DIR ?= $(ARTIFACT_CACHE)/compare-results
-COMPARE_REFERENCE = $(COMPARE_DIR).reference
-compare: venv
-	@rm -rf $(COMPARE_DIR) $(COMPARE_REFERENCE)
-	@mkdir -p $(COMPARE_REFERENCE)
+# Only the experiments of this make are compared (EXPERIMENTS, or the quick set).
+COMMITTED_REFERENCE = out/committed
+compare: experiments
+	@rm -rf $(COMMITTED_REFERENCE) && mkdir -p $(COMMITTED_REFERENCE)
 	@if git rev-parse --verify -q HEAD:results >/dev/null 2>&1; then \
-		git archive HEAD results | tar -x -C $(COMPARE_REFERENCE); \
-	else cp -r results $(COMPARE_REFERENCE)/; fi
-	@$(PY) -m experiments run -j $(JOBS) $(RUN_WHERE) --rootfs $(ROOTFS) --gem5-variant $(GEM5_VARIANT) \
-		--results-dir $(COMPARE_DIR) \
-		$(if $(filter all,$(EXPERIMENTS)),--all,$(EXPERIMENTS))
-	@$(PY) -m experiments compare $(COMPARE_REFERENCE)/results $(COMPARE_DIR)
+		git archive HEAD results | tar -x -C $(COMMITTED_REFERENCE); \
+	else cp -r results $(COMMITTED_REFERENCE)/; fi
+	@$(PY) -m experiments compare $(COMMITTED_REFERENCE)/results $(RESULTS_DIR) \
+		$(if $(filter all,$(EXPERIMENTS)),,$(if $(EXPERIMENTS),$(EXPERIMENTS),--quick))
 
 # One parameter over a list of values beside the unmodified model, e.g.
 #   make sweep NAME=syscall PARAM=l2.data_latency VALUES="9 12 15" [CORE=neoverse-n1]
-# CSV and figure in results/derived/.
+# CSV and figure in out/derived/.
 sweep: venv
 	@test -n "$(NAME)" -a -n "$(PARAM)" -a -n "$(VALUES)" || { echo "usage: make sweep NAME=<experiment> PARAM=<key> VALUES=\"v1 v2 ...\" [CORE=<core>]" >&2; exit 2; }
 	@$(PY) -m experiments sweep $(NAME) -j $(JOBS) $(RUN_WHERE) --gem5-variant $(GEM5_VARIANT) \
 		--param $(PARAM) --values $(VALUES) \
 		$(if $(CORE),--core $(CORE))
-	@$(PY) -m plots.sweep results/derived/$(if $(CORE),$(CORE)-)sweep-$(PARAM)/$(NAME).csv \
+	@$(PY) -m plots.sweep out/derived/$(if $(CORE),$(CORE)-)sweep-$(PARAM)/$(NAME).csv \
 		--param $(PARAM)
 
 # The MTE selftests and the KASAN boots once more on QEMU (-machine
@@ -117,9 +117,17 @@ sweep: venv
 # implementation's; and claim C3's getppid() loop on 32-bit Arm with software
 # PAN off and on, on QEMU's vexpress-a15 as published (about 48 minutes: 7 + 41).
 qemu-reference: venv
-	@$(PY) -m experiments.qemu_reference mte-selftests kasan-boot hardening-selftests
-	@$(PY) -m experiments.qemu_arm32
+	@$(PY) -m experiments.qemu_reference mte-selftests kasan-boot hardening-selftests \
+		--results-dir $(RESULTS_DIR)
+	@$(PY) -m experiments.qemu_arm32 --results-dir $(RESULTS_DIR)
 
 figures: venv
-	@$(PY) -m plots.all $(FIGURES)
+	@$(PY) -m plots.all --results $(RESULTS_DIR) --out $(FIGURES_DIR) $(FIGURES)
+
+# Maintainers: re-make the committed record (the experiments' CSVs in results/,
+# the figures and tables in plots/out/, the tables in README and docs) from the
+# cache, simulating what it lacks. Review with git diff before committing.
+publish: venv
+	@$(MAKE) --no-print-directory experiments figures \
+		RESULTS_DIR=$(COMMITTED_RESULTS) FIGURES_DIR=$(COMMITTED_FIGURES)
 	@$(PY) -m plots.readme

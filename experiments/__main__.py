@@ -16,7 +16,7 @@ from pathlib import Path
 from builders import buildroot
 from builders.gem5 import VARIANTS as GEM5_VARIANTS
 from builders.process import CommandFailed
-from experiments import backends, branches, compare, runner, simulate, spec, trace
+from experiments import backends, branches, compare, folders, runner, simulate, spec, trace
 
 EXIT_FAILED = 1
 EXIT_CANCELLED = 130  # as a shell reports a process stopped by SIGINT
@@ -80,8 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--cpu", help="only the runs on this CPU type (atomic or o3); their rows "
                      "replace that CPU type's rows in the CSV, the others are kept")
     run.add_argument("--results-dir", type=Path,
-                     help="where the CSVs go (default: the repository's results/, or "
-                     "results/derived/<what> with --core or --param)")
+                     help="where the CSVs go (default: out/results, or out/derived/<what> "
+                     "with --core or --param; the committed record is results/)")
     run.add_argument("--core", action="append", default=[], dest="cores",
                      help="run on this core model instead (repeatable): a derived run")
     run.add_argument("--param", action="append", default=[], dest="params",
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     _build_arguments(sweeping)
     _backend_arguments(sweeping)
     sweeping.add_argument("--results-dir", type=Path,
-                          help="default: results/derived/sweep-<param>")
+                          help="default: out/derived/sweep-<param>")
     sub.add_parser("list", help="list experiments")
     comparison = sub.add_parser(
         "compare", help="compare re-run results with reference results; exit 1 if they differ")
@@ -112,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     comparison.add_argument("new", type=Path, help="directory of re-run CSVs")
     comparison.add_argument("names", nargs="*", help="results to compare (default: every CSV "
                             "in the re-run directory)")
+    comparison.add_argument("--quick", action="store_true",
+                            help="compare the quick set's results (what 'make' runs)")
     comparison.add_argument("--tolerances", type=Path, default=compare.TOLERANCES)
     comparison.add_argument("--partial", action="store_true",
                             help="the re-run holds only some runs: compare those, and do not "
@@ -132,9 +134,9 @@ def main(argv: list[str] | None = None) -> int:
                          "how often it committed and how often in the wrong direction")
     tracing.add_argument("--top", type=int, default=20,
                          help="how many instructions the printed summary lists (default 20)")
-    tracing.add_argument("--results-dir", type=Path, default=spec.REPO_ROOT / "results" / "traces",
-                         help="where the CSV goes (default: results/traces, under the "
-                         "experiment's name)")
+    tracing.add_argument("--results-dir", type=Path, default=folders.USER_TRACES,
+                         help="where the CSV goes (default: out/results/traces, under the "
+                         "experiment's name; the committed record is results/traces)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
                         datefmt="%H:%M:%S")
@@ -146,10 +148,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "compare":
         try:
+            names = args.names + ([n for n in spec.available() if spec.load(n).quick]
+                                  if args.quick else [])
             text, agreed = compare.report(compare.compare_dirs(
-                args.reference, args.new, compare.Tolerances.read(args.tolerances), args.names,
+                args.reference, args.new, compare.Tolerances.read(args.tolerances), names,
                 args.partial))
-        except compare.BadComparison as err:
+        except (compare.BadComparison, spec.BadExperiment) as err:
             logging.error("%s", err)
             return EXIT_FAILED
         print(text)
@@ -178,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "sweep":
             experiments = [spec.sweep(spec.load(args.name), args.key, args.values, args.cores)]
             label = spec.derived_label(args.cores, [f"sweep-{args.key}"])
-            results_dir = results_dir or spec.REPO_ROOT / "results" / "derived" / label
+            results_dir = results_dir or folders.USER_DERIVED / label
         else:
             names = args.names or [n for n in spec.available()
                                    if args.all or spec.load(n).quick]
@@ -186,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.cores or args.params:
                 experiments = [spec.derive(e, args.cores, args.params) for e in experiments]
                 label = spec.derived_label(args.cores, args.params)
-                results_dir = results_dir or spec.REPO_ROOT / "results" / "derived" / label
+                results_dir = results_dir or folders.USER_DERIVED / label
             if args.samples is not None:
                 experiments = [spec.with_samples(e, args.samples) for e in experiments]
             if args.cpu:
@@ -196,8 +200,8 @@ def main(argv: list[str] | None = None) -> int:
             # The committed results are gem5.opt's: another binary's go beside them.
             suffix = f"gem5-{args.gem5_variant}"
             results_dir = (results_dir.with_name(f"{results_dir.name}-{suffix}") if results_dir
-                           else spec.REPO_ROOT / "results" / "derived" / suffix)
-        results_dir = results_dir or spec.REPO_ROOT / "results"
+                           else folders.USER_DERIVED / suffix)
+        results_dir = results_dir or folders.USER_RESULTS
         variants = sorted({r.variant for e in experiments for r in e.runs})
         builds = simulate.ensure_builds(variants, args.jobs, rootfs=args.rootfs,
                                         gem5_variant=args.gem5_variant)

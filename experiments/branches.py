@@ -10,7 +10,7 @@ the region between the benchmark's stats reset and dump are counted per
 branch, each PC named by the kernel symbol it falls in (``nm`` on the run's
 ``vmlinux``), and written, one count per row (``metric`` ``committed``, ``taken`` or
 ``mispredicted``), to
-``results/traces/<name>/<variant>_<features>_<workload>[_sampleN]_branches.csv``.
+``<results-dir>/<name>/<variant>_<features>_<workload>[_sampleN]_branches.csv``.
 A mispredicted target with the right direction (an indirect branch or return
 sent to the wrong address) is not counted here; the run CSV's
 ``branch_mispredicts`` (gem5's ``condIncorrect``) counts every redirect.

@@ -6,7 +6,7 @@ vexpress-a15 -smp 2``, the setup of the published measurement, with the
 32-bit initramfs (``builders/initramfs.py``), whose ``/init`` times RUNS runs
 of CALLS getppid() calls and powers off. The variants take turns boot by boot,
 so that a change in the host's load falls on both. It writes
-``results/c3-arm32-pan-qemu.csv``, one row per (boot, variant, run, metric),
+``<results-dir>/c3-arm32-pan-qemu.csv``, one row per (boot, variant, run, metric),
 with QEMU's version and the kernel and initramfs builds as provenance, and
 logs each variant's median, its spread and the ratio of the medians.
 
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from builders import cache, initramfs, kernel
-from experiments import collect, spec
+from experiments import collect, folders, spec
 from experiments.qemu_reference import QemuFailed, emulator_version
 
 log = logging.getLogger(__name__)
@@ -262,7 +262,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="timed runs per boot (default %(default)s)")
     parser.add_argument("--warmup", type=int, default=DEFAULT_WARMUP,
                         help="untimed calls before the runs (default %(default)s)")
-    parser.add_argument("--results-dir", type=Path, default=spec.REPO_ROOT / "results")
+    parser.add_argument("--results-dir", type=Path, default=folders.USER_RESULTS,
+                        help="where the CSV goes (default: out/results; the committed "
+                        "record is results/)")
     parser.add_argument("-j", "--jobs", type=int, default=2)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",

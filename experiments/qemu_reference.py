@@ -4,7 +4,7 @@
 variant and the same disk image on ``qemu-system-aarch64 -machine virt,mte=on
 -cpu max`` (Debian's QEMU), runs every selftest of the experiment in one
 boot (``qemu_boots`` boots, where verdicts vary from boot to boot), and writes
-``results/<experiment>-qemu.csv``: one row per (boot, test, metric) like the
+``<results-dir>/<experiment>-qemu.csv``: one row per (boot, test, metric) like the
 gem5 results, with QEMU's version as the provenance. The
 figure script puts both verdicts side by side.
 
@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from builders import cache, disk
-from experiments import collect, selftests, simulate, spec
+from experiments import collect, folders, selftests, simulate, spec
 
 log = logging.getLogger(__name__)
 
@@ -200,12 +200,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.qemu_reference")
     parser.add_argument("names", nargs="+", help="selftests experiments, e.g. mte-selftests")
     parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("--results-dir", type=Path, default=folders.USER_RESULTS,
+                        help="where the CSVs go (default: out/results; the committed "
+                        "record is results/)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
                         datefmt="%H:%M:%S")
     try:
         for name in args.names:
-            reference(name, spec.REPO_ROOT / "results", args.jobs)
+            reference(name, args.results_dir, args.jobs)
     except (spec.BadExperiment, QemuFailed, RuntimeError) as err:
         logging.error("%s", err)
         return 1

@@ -8,7 +8,7 @@ committed instruction, with the kernel function it is in and the flags the
 run's decoder gave it. A whole trace is gigabytes, so gem5 writes it into a
 FIFO and this module counts it as it comes, then keeps the part between the
 benchmark's stats reset and dump (the region the experiment's CSV measures)
-and writes ``results/traces/<name>/<variant>_<features>_<workload>.csv``:
+and writes ``<results-dir>/<name>/<variant>_<features>_<workload>.csv``:
 per function, its instruction count, and every system-register access,
 barrier, cache or TLB maintenance and exception instruction, and every
 instruction gem5 serializes (for the run's core model, whose system-register

@@ -1,8 +1,10 @@
-"""Draw every figure whose results exist: ``python -m plots.all [FIGURE ...]``.
+"""Draw every figure whose results exist:
+``python -m plots.all [FIGURE ...] [--results DIR] [--out DIR]``.
 
 A figure whose CSV is missing is skipped with a line saying which experiment
-makes it; any other failure stops with an error. ``make figures`` runs this,
-then ``plots.readme``.
+makes it; any other failure stops with an error. ``make figures`` draws a
+user's runs (out/results into out/figures, the defaults); ``make publish``
+draws the committed record (results into plots/out), then ``plots.readme``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ FIGURES = ("syscall", "core_validation", "c1_published", "c1_sctlr", "c1_sctlr_s
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m plots.all")
     parser.add_argument("figures", nargs="*", help=f"a subset of: {', '.join(FIGURES)}")
+    style.folder_arguments(parser)
     args = parser.parse_args(argv)
+    folders = style.Folders(args.results, args.out)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     # Matplotlib's PDF backend subsets fonts with fontTools, which logs every glyph.
     logging.getLogger("fontTools").setLevel(logging.WARNING)
@@ -35,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     drawn, skipped = 0, 0
     for name in args.figures or FIGURES:
         try:
-            importlib.import_module(f"plots.{name}").main()
+            importlib.import_module(f"plots.{name}").main(folders)
             drawn += 1
         except style.NoResults as missing:
             logging.info("skipped %s: %s", name, missing)

@@ -150,9 +150,9 @@ def table(sim: dict[tuple[str, str, str], Samples], published: dict,
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    frame = style.load_results("c1-published")
-    fit = style.load_results("c1-published-fit")
+def main(folders: style.Folders) -> None:
+    frame = folders.load("c1-published")
+    fit = folders.load("c1-published-fit")
     published = style.published()["c1"]
     sim = ns_per_call(frame)
     target = overhead(published["pixel4"]["uncond_msr"], published["pixel4"]["baseline"])
@@ -197,8 +197,8 @@ def main() -> None:
     style.add_note(fig, f"Simulated: median over {samples} physical-layout samples of 10,000 "
                    "invalid syscalls each, error bars the median's interval (see table); "
                    "published: 10M syscalls, median of 100 runs.", frame, below=-0.13)
-    style.publish(fig, "c1_published", table(sim, published, fit_latency, sweep, used))
+    folders.publish(fig, "c1_published", table(sim, published, fit_latency, sweep, used))
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

@@ -80,8 +80,8 @@ def _pct(value: float) -> str:
     return "—" if math.isnan(value) else f"{value:+.1f}%"
 
 
-def main() -> None:
-    frame = style.load_results("c1-sctlr")
+def main(folders: style.Folders) -> None:
+    frame = folders.load("c1-sctlr")
     published = style.published()["c1"]
     sim = simulated(frame)
 
@@ -123,8 +123,8 @@ def main() -> None:
                frameon=False, fontsize=6)
     fig.subplots_adjust(wspace=0.3)
     style.add_provenance(fig, frame, below=-0.2)
-    style.publish(fig, "c1_sctlr", table(sim, published))
+    folders.publish(fig, "c1_sctlr", table(sim, published))
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

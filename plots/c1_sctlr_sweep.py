@@ -36,15 +36,15 @@ def label_and_order(params: str) -> tuple[str, float]:
     return (f"+{latency}" if latency else "free"), latency
 
 
-def main() -> None:
-    sweep = style.load_results("c1-sctlr-sweep")
+def main(folders: style.Folders) -> None:
+    sweep = folders.load("c1-sctlr-sweep")
     rows = sweep[(sweep["metric"] == "ns_per_iteration") & (sweep["core"] == CORE)].copy()
     rows["value"] = rows["value"].astype(float)
     rows[["label", "order"]] = rows["params"].apply(
         lambda p: pd.Series(label_and_order(p)))
     rows = rows.sort_values("order")
 
-    c1 = style.load_results("c1-sctlr")
+    c1 = folders.load("c1-sctlr")
     ns = c1[(c1["metric"] == "ns_per_iteration") & (c1["core"] == CORE)
             & (c1["workload"] == WORKLOAD)].set_index("variant")["value"].astype(float)
     pixel4 = style.published()["c1"]["pixel4"]
@@ -77,8 +77,8 @@ def main() -> None:
     ax.set_ylim(low, high + (high - low) * 0.6)
     ax.legend(loc="upper left", frameon=False, fontsize=5.5)
     style.add_provenance(fig, pd.concat([rows, c1]), below=-0.12)
-    style.publish(fig, "c1_sctlr_sweep")
+    folders.publish(fig, "c1_sctlr_sweep")
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

@@ -101,8 +101,8 @@ def table(frame: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    frame = pd.concat([style.load_results(name) for name in RESULTS], ignore_index=True)
+def main(folders: style.Folders) -> None:
+    frame = pd.concat([folders.load(name) for name in RESULTS], ignore_index=True)
     fig, ax = style.figure(height=2.4)
     bars = {label: style.error_bars([overhead(frame, variant, features, w)
                                      for w, _ in WORKLOADS])
@@ -120,8 +120,8 @@ def main() -> None:
                    "kpkeys-base on the same CPU; bars: medians of three layout samples,\n"
                    "whiskers their range. The published work gives the shape only: no\n"
                    "hardware numbers to draw beside these.", frame, below=-0.2)
-    style.publish(fig, "c2_kpkeys", table(frame))
+    folders.publish(fig, "c2_kpkeys", table(frame))
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

@@ -51,8 +51,8 @@ def microseconds(spread: tuple[float, float, float, float]
     return median / 1000, low / 1000, high / 1000, coverage
 
 
-def main() -> None:
-    frame = style.load_results("c2-kpkeys-por")
+def main(folders: style.Folders) -> None:
+    frame = folders.load("c2-kpkeys-por")
     settings = sorted(set(frame["params"]), key=lambda p: label_and_order(p)[1])
     labels = [label_and_order(p)[0] for p in settings]
     us = {(v, p): microseconds(style.median_interval(samples(frame, "ns_per_iteration", v, p)))
@@ -95,8 +95,8 @@ def main() -> None:
     style.add_note(fig, "gem5 simulated time, one run per point (no layout samples, no spread "
                    "drawn); no core with POE has shipped, so the default is an assumption",
                    frame, below=-0.14)
-    style.publish(fig, "c2_kpkeys_por", table)
+    folders.publish(fig, "c2_kpkeys_por", table)
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

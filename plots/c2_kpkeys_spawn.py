@@ -70,8 +70,8 @@ def overhead(frame: pd.DataFrame, metric: str, variant: str, features: str) -> f
                   / per_life(frame, metric, BASELINE, features) - 1)
 
 
-def main() -> None:
-    frame = style.load_results("c2-kpkeys-spawn")
+def main(folders: style.Folders) -> None:
+    frame = folders.load("c2-kpkeys-spawn")
     shown = MEASURES[:2]
     fig, ax = style.figure(height=2.2)
     style.grouped_bars(ax, [name for name, _ in shown], {
@@ -87,8 +87,8 @@ def main() -> None:
                    "of page faults, exit. Real: simulated time; system: cycles at EL1 "
                    "(gem5 patch 0020). One run per bar, no spread sampled.",
                    frame, below=-0.16)
-    style.publish(fig, "c2_kpkeys_spawn", table(frame))
+    folders.publish(fig, "c2_kpkeys_spawn", table(frame))
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

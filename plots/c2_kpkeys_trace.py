@@ -14,6 +14,8 @@ No hardware traces exist to stand beside these.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from plots import style
@@ -31,12 +33,12 @@ KINDS = (("mrs", "sp_el0"), ("mrs", "tcr_el1"), ("mrs", "por_el1"), ("msr", "por
 OTHER = "other serializing"
 
 
-def load(variant: str) -> pd.DataFrame:
-    path = style.RESULTS / TRACES / f"{variant}_{FEATURES}_{WORKLOAD}.csv"
+def load(results: Path, variant: str) -> pd.DataFrame:
+    path = results / TRACES / f"{variant}_{FEATURES}_{WORKLOAD}.csv"
     if not path.is_file():
-        raise style.NoResults(f"{path} does not exist: run 'python -m experiments trace "
-                              f"c2-kpkeys --variant {variant} --workload {WORKLOAD} "
-                              "--features pan,pac,poe' first")
+        raise style.NoResults(f"{style.shown(path)} does not exist: run 'python -m "
+                              f"experiments trace c2-kpkeys --variant {variant} --workload "
+                              f"{WORKLOAD} --features pan,pac,poe' first")
     return pd.read_csv(path, keep_default_na=False)
 
 
@@ -92,8 +94,8 @@ def table(counts: dict[str, dict[str, float]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    frames = {variant: load(variant) for variant in VARIANTS}
+def main(folders: style.Folders) -> None:
+    frames = {variant: load(folders.results, variant) for variant in VARIANTS}
     counts = {variant: per_fork(frame) for variant, frame in frames.items()}
     kinds = [f"{i} {o}".strip() for i, o in KINDS] + [OTHER]
     fig, ax = style.figure(width=style.COLUMN_WIDTH_IN * 1.4, height=2.4)
@@ -109,8 +111,8 @@ def main() -> None:
                    "of these; an ISB squashes what follows.\nExact counts, not samples. "
                    "No hardware traces to draw beside these.", pd.concat(frames.values()),
                    below=-0.24)
-    style.publish(fig, "c2_kpkeys_trace", table(counts))
+    folders.publish(fig, "c2_kpkeys_trace", table(counts))
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

@@ -96,8 +96,8 @@ def change(frame: pd.DataFrame, variant: str, features: str, workload: str,
             else f"{overhead(frame, variant, features, workload, metric):+.1f}%")
 
 
-def main() -> None:
-    frame = style.load_results("c2-kpkeys-vmalloc")
+def main(folders: style.Folders) -> None:
+    frame = folders.load("c2-kpkeys-vmalloc")
     workloads = tests(frame)
     fig, ax = style.figure(width=style.COLUMN_WIDTH_IN * 1.6, height=2.4)
     style.grouped_bars(ax, [label(w) for w in workloads],
@@ -116,8 +116,8 @@ def main() -> None:
                    "vm_map_ram_test; p: pages, h:1 vmalloc_huge\n(on 6.12 the h:0 path "
                    "below 2 MiB). The published work gives the shape only: no hardware "
                    "numbers to draw beside these.", frame, below=-0.25)
-    style.publish(fig, "c2_kpkeys_vmalloc", table(frame, workloads))
+    folders.publish(fig, "c2_kpkeys_vmalloc", table(frame, workloads))
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

@@ -91,11 +91,11 @@ def qemu_table(qemu: pd.DataFrame, published: dict[str, float]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    gem5 = style.load_results("c3-arm32-pan")
-    qemu = style.load_results("c3-arm32-pan-qemu")
+def main(folders: style.Folders) -> None:
+    gem5 = folders.load("c3-arm32-pan")
+    qemu = folders.load("c3-arm32-pan-qemu")
     published = style.published()["c3"]
-    style.save_table("c3_arm32_qemu", qemu_table(qemu, published))
+    folders.save_table("c3_arm32_qemu", qemu_table(qemu, published))
     core_counts = sorted({int(c) for c in gem5["cores"]})
     runs = len(gem5_values(gem5, "ns_per_iteration", OFF, core_counts[0]))
     qemu_us = {v: list(qemu[(qemu["variant"] == v) & (qemu["metric"] == "getppid_us")]
@@ -206,8 +206,8 @@ def main() -> None:
                    "MCR/ISB timing; QEMU: host time (another host and QEMU release than "
                    "published); error bars: the median's interval over the runs",
                    gem5, below=-0.12)
-    style.publish(fig, "c3_arm32", table)
+    folders.publish(fig, "c3_arm32", table)
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

@@ -40,8 +40,8 @@ def per_run(frame: pd.DataFrame, metric: str, variant: str, params: str) -> list
     return list(rows["value"].astype(float))
 
 
-def main() -> None:
-    frame = style.load_results("c3-arm32-dacr")
+def main(folders: style.Folders) -> None:
+    frame = folders.load("c3-arm32-dacr")
     settings = sorted(set(frame["params"]), key=lambda p: label_and_order(p)[1])
     labels = [label_and_order(p)[0] for p in settings]
     ns = {(v, p): style.median_interval(per_run(frame, "ns_per_iteration", v, p))
@@ -84,8 +84,8 @@ def main() -> None:
     style.add_note(fig, "gem5 simulated time; no public A15 cost of an MCR to DACR exists, so "
                    "the model's default is gem5's drain with no extra latency",
                    frame, below=-0.14)
-    style.publish(fig, "c3_dacr", table)
+    folders.publish(fig, "c3_dacr", table)
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

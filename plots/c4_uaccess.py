@@ -151,8 +151,8 @@ def table(ns: dict[Key, Samples], insts: dict[Key, Samples], published: dict) ->
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    frame = style.load_results("c4-uaccess")
+def main(folders: style.Folders) -> None:
+    frame = folders.load("c4-uaccess")
     published = style.published()["c4"]
     ns = per_operation(frame, "ns_per_iteration")
     insts = per_operation(frame, "instructions_per_iteration")
@@ -204,8 +204,8 @@ def main() -> None:
     style.add_note(fig, f"Median over {samples} physical-layout samples, each variant against "
                    "the same sample's baseline (hardware PAN, no toggles); error bars the "
                    "median's interval. Symmetric-log axes in (a, b).", frame, below=-0.10)
-    style.publish(fig, "c4_uaccess", table(ns, insts, published))
+    folders.publish(fig, "c4_uaccess", table(ns, insts, published))
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

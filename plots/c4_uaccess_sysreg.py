@@ -38,8 +38,8 @@ def timing_label(params: str) -> str:
     return label + (f" +{latency} cycles" if latency else "")
 
 
-def main() -> None:
-    frame = style.load_results("c4-uaccess-sysreg")
+def main(folders: style.Folders) -> None:
+    frame = folders.load("c4-uaccess-sysreg")
     rows = frame[(frame["metric"] == "ns_per_iteration") & (frame["workload"] == WORKLOAD)]
     ns: dict[tuple[str, str], float] = {}
     order: list[str] = []
@@ -96,8 +96,8 @@ def main() -> None:
     style.add_note(fig, "Cortex-A76 model, faccessat() of a 4000-byte path; one layout "
                    "sample per bar (c4-uaccess gives the spread of the default timing).",
                    frame, below=-0.10)
-    style.publish(fig, "c4_uaccess_sysreg", table)
+    folders.publish(fig, "c4_uaccess_sysreg", table)
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

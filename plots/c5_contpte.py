@@ -34,8 +34,8 @@ def broadcast_label(params: str) -> str:
     return f"broadcast TLBI {cost}"
 
 
-def main() -> None:
-    frame = style.load_results("c5-contpte")
+def main(folders: style.Folders) -> None:
+    frame = folders.load("c5-contpte")
     frame = frame.assign(params=frame["params"].fillna(""))
     value: dict[tuple[str, str, str, str], float] = {}
     settings: list[str] = []
@@ -90,8 +90,8 @@ def main() -> None:
     style.legend_on_top(fig, axes[0], len(settings))
     style.add_note(fig, "one sample per bar (no spread measured yet); published: shape only, "
                    "no numbers", frame, below=-0.1)
-    style.publish(fig, "c5_contpte", table)
+    folders.publish(fig, "c5_contpte", table)
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

@@ -150,8 +150,8 @@ def mix_table(mix_ns: dict[Key, dict[int, float]], mix_sim_ns: dict[Key, dict[in
     return lines
 
 
-def main() -> None:
-    frame = style.load_results("c5-contpte-numa")
+def main(folders: style.Folders) -> None:
+    frame = folders.load("c5-contpte-numa")
     ns = samples(frame, "ns_per_iteration")
     sim_ns = samples(frame, "sim_ns")
     counters = {m: samples(frame, m) for m in PER_OPERATION}
@@ -192,7 +192,7 @@ def main() -> None:
                   "ns per exit over ns per life of the same 16 MiB process).", "",
                   "| nodes | variant | exit share |", "|---:|---|---:|", *exit_share]
     try:
-        mix = style.load_results("c5-contpte-mix")
+        mix = folders.load("c5-contpte-mix")
     except style.NoResults:
         mix = None
     mix_ns = samples(mix, "ns_per_iteration") if mix is not None else None
@@ -200,7 +200,7 @@ def main() -> None:
         lines += mix_table(mix_ns, samples(mix, "sim_ns"),
                            {m: samples(mix, m) for m in PER_OPERATION}, node_counts, variants)
     table = "\n".join(lines)
-    style.save_table("c5_contpte_numa_summary",
+    folders.save_table("c5_contpte_numa_summary",
                      summary(ns, sim_ns, counters, node_counts, variants, sample_count, mix_ns))
 
     style.apply()
@@ -225,8 +225,8 @@ def main() -> None:
               if sample_count > 1 else "one layout sample per bar, so no error bars")
     style.add_note(fig, f"{spread}; assumed TLBI and node-link costs (see the experiment "
                    "file); published: shape only, no numbers", frame, below=-0.12)
-    style.publish(fig, "c5_contpte_numa", table)
+    folders.publish(fig, "c5_contpte_numa", table)
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

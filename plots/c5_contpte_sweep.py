@@ -21,8 +21,8 @@ def completion_ns(params: str) -> float:
     return float(fields[PARAM].removesuffix("ns"))
 
 
-def main() -> None:
-    frame = style.load_results("c5-contpte-sweep")
+def main(folders: style.Folders) -> None:
+    frame = folders.load("c5-contpte-sweep")
     rows = frame[frame["metric"] == "ns_per_iteration"]
     ns: dict[tuple[str, float], float] = {(r.variant, completion_ns(r.params)): float(r.value)
                                           for r in rows.itertuples()}
@@ -52,8 +52,8 @@ def main() -> None:
     axis.legend(frameon=False, fontsize=6)
     style.add_note(fig, "one sample per point; no hardware figure exists for this "
                    "parameter", frame, below=-0.12)
-    style.publish(fig, "c5_contpte_sweep", table)
+    folders.publish(fig, "c5_contpte_sweep", table)
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

@@ -127,8 +127,8 @@ def markdown_table(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    frame = style.load_results("core-validation")
+def main(folders: style.Folders) -> None:
+    frame = folders.load("core-validation")
     table = with_published(derived_metrics(frame))
     style.apply()
     compared = table[~table["published"].isna()].reset_index(drop=True)
@@ -166,8 +166,8 @@ def main() -> None:
     bars.legend(frameon=False, fontsize=6)
     bars.set_title("(b) simulated vs published", loc="left")
     style.add_provenance(fig, frame)
-    style.publish(fig, "core_validation", markdown_table(table))
+    folders.publish(fig, "core_validation", markdown_table(table))
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

@@ -16,6 +16,7 @@ default point) is cached once, so totals count it once.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 
@@ -58,10 +59,10 @@ def minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f}"
 
 
-def experiment_runs() -> dict[str, pd.Series]:
-    """Host seconds of each simulation, per committed experiment."""
+def experiment_runs(results: Path) -> dict[str, pd.Series]:
+    """Host seconds of each simulation, per experiment in ``results``."""
     runs = {}
-    for path in sorted(style.RESULTS.glob("*.csv")):
+    for path in sorted(results.glob("*.csv")):
         frame = pd.read_csv(path, keep_default_na=False)
         timed = simulations(frame)
         if "run" not in frame.columns:
@@ -128,11 +129,11 @@ def claim_table(per_experiment: dict[str, pd.Series]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    per_experiment = experiment_runs()
-    print(style.save_table("host_times", table(per_experiment)))
-    print(style.save_table("claim_times", claim_table(per_experiment)))
+def main(folders: style.Folders) -> None:
+    per_experiment = experiment_runs(folders.results)
+    print(style.shown(folders.save_table("host_times", table(per_experiment))))
+    print(style.shown(folders.save_table("claim_times", claim_table(per_experiment))))
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

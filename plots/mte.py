@@ -70,8 +70,8 @@ def per_access(rows: pd.DataFrame, core: str, timing: str, metric: str) -> float
     return float(count.mean() / ops) if len(count) else float("nan")
 
 
-def main() -> None:
-    frame = style.load_results("mte")
+def main(folders: style.Folders) -> None:
+    frame = folders.load("mte")
     rows = frame.copy()
     rows["value"] = pd.to_numeric(rows["value"], errors="coerce")
     rows["timing"] = rows["params"].apply(timing_of)
@@ -92,8 +92,8 @@ def main() -> None:
              "numbers to compare. 4 MiB of 64-byte objects, one random access each.",
              ha="center", fontsize=6)
     style.add_provenance(fig, rows, below=-0.1)
-    style.publish(fig, "mte", table(rows))
+    folders.publish(fig, "mte", table(rows))
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

@@ -37,8 +37,8 @@ def table(rows: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> None:
-    frame = style.load_results("poe")
+def main(folders: style.Folders) -> None:
+    frame = folders.load("poe")
     rows = frame[frame["metric"] == "ns_per_iteration"].copy()
     rows["value"] = rows["value"].astype(float)
     rows["timing"] = rows["params"].apply(timing_of)
@@ -59,8 +59,8 @@ def main() -> None:
     fig.text(0.5, -0.02, "No core ships FEAT_S1POE: no hardware numbers exist to compare.",
              ha="center", fontsize=6)
     style.add_provenance(fig, rows, below=-0.08)
-    style.publish(fig, "poe", table(rows))
+    folders.publish(fig, "poe", table(rows))
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

@@ -3,7 +3,7 @@
 A block ``<!-- table: NAME -->`` … ``<!-- end table -->`` in either holds
 ``plots/out/NAME.md`` (written by that figure's script from the results), so
 no table of results is typed by hand. ``python -m plots.readme`` rewrites
-the blocks (``make figures`` runs it); ``--check`` only reports stale ones.
+the blocks (``make publish`` runs it); ``--check`` only reports stale ones.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def refreshed(text: str) -> tuple[str, list[str]]:
         name = match.group("name")
         table = style.OUT / f"{name}.md"
         if not table.is_file():
-            raise SystemExit(f"table block '{name}': {table} does not exist (make figures)")
+            raise SystemExit(f"table block '{name}': {table} does not exist (make publish)")
         body = table.read_text()
         if body != match.group("body"):
             changed.append(name)

@@ -126,20 +126,20 @@ def table(frame: pd.DataFrame, qemu: pd.DataFrame | None = None) -> str:
             + f"{builds}; kernel variant {', '.join(sorted(frame['kernel_variant'].unique()))}.\n")
 
 
-def main() -> None:
+def main(folders: style.Folders) -> None:
     wrote = False
     for name in EXPERIMENTS:
-        if not (style.RESULTS / f"{name}.csv").is_file():
+        if not (folders.results / f"{name}.csv").is_file():
             continue
-        qemu_csv = style.RESULTS / f"{name}-qemu.csv"
+        qemu_csv = folders.results / f"{name}-qemu.csv"
         qemu = pd.read_csv(qemu_csv, keep_default_na=False) if qemu_csv.is_file() else None
-        path = style.save_table(name.replace("-", "_"), table(style.load_results(name), qemu))
-        print(path.relative_to(style.REPO_ROOT))
+        path = folders.save_table(name.replace("-", "_"), table(folders.load(name), qemu))
+        print(style.shown(path))
         wrote = True
     if not wrote:
-        raise SystemExit("no selftest results: run 'python -m experiments run poe-selftests "
-                         "mte-selftests' first")
+        raise style.NoResults(f"no selftest results in {style.shown(folders.results)}: run "
+                              f"'python -m experiments run {' '.join(EXPERIMENTS)}' first")
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

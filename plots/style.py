@@ -4,10 +4,12 @@ PDF (paper) and PNG (README)."""
 
 from __future__ import annotations
 
+import argparse
 import math
 import statistics
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -17,11 +19,18 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from experiments import folders as layout  # noqa: E402
+
 PLOTS = Path(__file__).resolve().parent
 REPO_ROOT = PLOTS.parent
-RESULTS = REPO_ROOT / "results"
 DEFINITIONS = REPO_ROOT / "experiments" / "definitions"
+# The committed record (results/ drawn into plots/out/, whose tables the docs
+# hold) and a user's own runs (out/results/ drawn into out/figures/); the rule
+# is experiments/folders.py's.
+RESULTS = layout.COMMITTED_RESULTS
 OUT = PLOTS / "out"
+USER_RESULTS = layout.USER_RESULTS
+USER_FIGURES = layout.USER_OUT / "figures"
 
 # Okabe-Ito colours ordered by lightness so that bars stay apart in grayscale.
 PALETTE = ("#000000", "#0072B2", "#D55E00", "#009E73", "#E69F00", "#56B4E9", "#F0E442")
@@ -68,25 +77,6 @@ def published() -> dict:
 
 class NoResults(SystemExit):
     """A figure's results do not exist yet (``plots.all`` skips the figure)."""
-
-
-def load_results(name: str) -> pd.DataFrame:
-    """An experiment's results, refused (as missing) when they hold runs with
-    parameter sets its definition no longer has: a figure would label them
-    by today's meaning of each set."""
-    path = RESULTS / f"{name}.csv"
-    if not path.is_file():
-        raise NoResults(f"{path} does not exist: run 'python -m experiments run {name}' "
-                        "(or 'make experiments EXPERIMENTS=all') first")
-    frame = pd.read_csv(path, keep_default_na=False)
-    defined = defined_params(name)
-    if defined is not None and "params" in frame:
-        stale = sorted(set(frame["params"]) - defined)
-        if stale:
-            raise NoResults(f"{path} holds runs with params '{stale[0]}', which "
-                            f"experiments/definitions/{name}.toml no longer defines: "
-                            f"re-run {name}")
-    return frame
 
 
 def defined_params(name: str) -> set[str] | None:
@@ -211,30 +201,6 @@ def add_provenance(fig: plt.Figure, frame: pd.DataFrame, below: float | None = N
                  transform=fig.transFigure)
 
 
-def save_table(name: str, markdown: str) -> Path:
-    """Write ``out/<name>.md`` whole or not at all."""
-    OUT.mkdir(parents=True, exist_ok=True)
-    path = OUT / f"{name}.md"
-    partial = path.with_name(f".{name}.partial.md")
-    partial.write_text(markdown)
-    partial.rename(path)
-    return path
-
-
-def save(fig: plt.Figure, name: str) -> list[Path]:
-    OUT.mkdir(parents=True, exist_ok=True)
-    written = []
-    for suffix in ("pdf", "png"):
-        path = OUT / f"{name}.{suffix}"
-        partial = path.with_name(f".{path.stem}.partial.{suffix}")
-        # No creation date: the same data gives the same file.
-        fig.savefig(partial, metadata={"CreationDate": None} if suffix == "pdf" else None)
-        partial.rename(path)
-        written.append(path)
-    plt.close(fig)
-    return written
-
-
 def legend_on_top(fig: plt.Figure, axes: plt.Axes, columns: int) -> None:
     """One legend for the whole figure, above its panels (from ``axes``' bars)."""
     handles, labels = axes.get_legend_handles_labels()
@@ -242,9 +208,81 @@ def legend_on_top(fig: plt.Figure, axes: plt.Axes, columns: int) -> None:
                fontsize=6, bbox_to_anchor=(0.5, 1.0))
 
 
-def publish(fig: plt.Figure, name: str, table: str | None = None) -> None:
-    """Write the figure (PDF, PNG) and its markdown table, printing each path."""
-    for path in save(fig, name):
-        print(path.relative_to(REPO_ROOT))
-    if table is not None:
-        print(save_table(name, table).relative_to(REPO_ROOT))
+def shown(path: Path) -> str:
+    """A path as printed: relative to the checkout when it is inside it."""
+    return str(path.relative_to(REPO_ROOT)) if path.is_relative_to(REPO_ROOT) else str(path)
+
+
+@dataclass(frozen=True)
+class Folders:
+    """Where a figure reads its results and writes its PDF, PNG and table."""
+
+    results: Path
+    out: Path
+
+    def load(self, name: str) -> pd.DataFrame:
+        """An experiment's results, refused (as missing) when they hold runs with
+        parameter sets its definition no longer has: a figure would label them
+        by today's meaning of each set."""
+        path = self.results / f"{name}.csv"
+        if not path.is_file():
+            raise NoResults(f"{shown(path)} does not exist: run 'python -m experiments run "
+                            f"{name} --results-dir {shown(self.results)}' first")
+        frame = pd.read_csv(path, keep_default_na=False)
+        defined = defined_params(name)
+        if defined is not None and "params" in frame:
+            stale = sorted(set(frame["params"]) - defined)
+            if stale:
+                raise NoResults(f"{shown(path)} holds runs with params '{stale[0]}', which "
+                                f"experiments/definitions/{name}.toml no longer defines: "
+                                f"re-run {name}")
+        return frame
+
+    def save_table(self, name: str, markdown: str) -> Path:
+        """Write ``<out>/<name>.md`` whole or not at all."""
+        self.out.mkdir(parents=True, exist_ok=True)
+        path = self.out / f"{name}.md"
+        partial = path.with_name(f".{name}.partial.md")
+        partial.write_text(markdown)
+        partial.rename(path)
+        return path
+
+    def save(self, fig: plt.Figure, name: str) -> list[Path]:
+        self.out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for suffix in ("pdf", "png"):
+            path = self.out / f"{name}.{suffix}"
+            partial = path.with_name(f".{path.stem}.partial.{suffix}")
+            # No creation date: the same data gives the same file.
+            fig.savefig(partial, metadata={"CreationDate": None} if suffix == "pdf" else None)
+            partial.rename(path)
+            written.append(path)
+        plt.close(fig)
+        return written
+
+    def publish(self, fig: plt.Figure, name: str, table: str | None = None) -> None:
+        """Write the figure (PDF, PNG) and its markdown table, printing each path."""
+        for path in self.save(fig, name):
+            print(shown(path))
+        if table is not None:
+            print(shown(self.save_table(name, table)))
+
+
+COMMITTED = Folders(RESULTS, OUT)
+
+
+def folder_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--results", type=Path, default=USER_RESULTS,
+                        help="the results to draw (default: out/results, where 'make' and "
+                        "'python -m experiments run' write; the committed record: results)")
+    parser.add_argument("--out", type=Path, default=USER_FIGURES,
+                        help="where figures and tables go (default: out/figures; the "
+                        "committed record: plots/out)")
+
+
+def run_alone(main: Callable[[Folders], None]) -> None:
+    """One figure script on its own: ``python -m plots.<script> [--results D] [--out D]``."""
+    parser = argparse.ArgumentParser()
+    folder_arguments(parser)
+    args = parser.parse_args()
+    main(Folders(args.results, args.out))

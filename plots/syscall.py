@@ -15,8 +15,8 @@ WORKLOADS = ("invalid", "getppid")
 FEATURE_LABELS = {"none": "PAN off", "pan": "PAN on"}
 
 
-def main() -> None:
-    frame = style.load_results("syscall")
+def main(folders: style.Folders) -> None:
+    frame = folders.load("syscall")
     data = frame[(frame["metric"] == "ns_per_iteration") & (frame["core"] == "cortex-a76")
                  & (frame["variant"] == "baseline")].copy()
     data["value"] = data["value"].astype(float)
@@ -46,8 +46,8 @@ def main() -> None:
     ax.legend(loc="upper left", frameon=False, fontsize=6)
     ax.set_title("Cortex-A76 model, baseline Linux 6.12", loc="left")
     style.add_provenance(fig, data)
-    style.publish(fig, "syscall")
+    folders.publish(fig, "syscall")
 
 
 if __name__ == "__main__":
-    main()
+    style.run_alone(main)

@@ -85,7 +85,7 @@ def test_readme_and_guide_tables_are_the_generated_ones() -> None:
 
     for document in readme.DOCUMENTS:
         _, stale = readme.refreshed(document.read_text())
-        assert not stale, f"{document.name} tables differ from plots/out: {stale} (make figures)"
+        assert not stale, f"{document.name} tables differ from plots/out: {stale} (make publish)"
 
 
 def test_median_interval_from_order_statistics() -> None:

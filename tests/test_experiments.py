@@ -612,10 +612,11 @@ def test_the_kernel_variant_table_names_every_variant_and_its_experiments(
 
 
 @pytest.mark.parametrize("command, where", [
-    (["run", "syscall"], "results"),
-    (["run", "syscall", "--gem5-variant", "fast"], "results/derived/gem5-fast"),
+    (["run", "syscall"], "out/results"),
+    (["run", "syscall", "--gem5-variant", "fast"], "out/derived/gem5-fast"),
     (["run", "syscall", "--core", "neoverse-n1", "--gem5-variant", "fast"],
-     "results/derived/neoverse-n1-gem5-fast"),
+     "out/derived/neoverse-n1-gem5-fast"),
+    (["run", "syscall", "--param", "l2.data_latency=14"], "out/derived/l2.data_latency=14"),
     (["run", "syscall", "--gem5-variant", "fast", "--results-dir", "elsewhere"], "elsewhere")])
 def test_another_gem5_binary_never_writes_over_the_committed_results(
         command: list[str], where: str, monkeypatch: pytest.MonkeyPatch) -> None:

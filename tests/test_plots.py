@@ -18,11 +18,11 @@ def test_every_figure_script_is_drawn() -> None:
     assert set(all_figures.FIGURES) == scripts
 
 
-def test_a_figure_without_results_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+def test_a_figure_without_results_is_skipped(tmp_path: Path,
                                              caplog: pytest.LogCaptureFixture) -> None:
-    monkeypatch.setattr(style, "RESULTS", tmp_path)
     caplog.set_level(logging.INFO)
-    assert all_figures.main(["syscall", "c4_uaccess"]) == 0
+    assert all_figures.main(["syscall", "c4_uaccess", "--results", str(tmp_path),
+                             "--out", str(tmp_path / "figures")]) == 0
     assert "skipped syscall" in caplog.text
     assert "python -m experiments run c4-uaccess" in caplog.text
 
@@ -33,15 +33,14 @@ def test_an_unknown_figure_names_the_valid_ones(capsys: pytest.CaptureFixture[st
     assert "valid: syscall" in capsys.readouterr().err
 
 
-def test_results_made_with_parameter_sets_no_longer_defined_are_skipped(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(style, "RESULTS", tmp_path)
+def test_results_made_with_parameter_sets_no_longer_defined_are_skipped(tmp_path: Path) -> None:
+    folders = style.Folders(tmp_path, tmp_path / "figures")
     (tmp_path / "poe.csv").write_text("params,metric,value\n"
                                       "sysreg.por.write_latency=7,ns_per_iteration,1\n")
     with pytest.raises(style.NoResults, match="re-run poe"):
-        style.load_results("poe")
+        folders.load("poe")
     (tmp_path / "poe.csv").write_text("params,metric,value\n,ns_per_iteration,1\n")
-    assert len(style.load_results("poe")) == 1
+    assert len(folders.load("poe")) == 1
 
 
 

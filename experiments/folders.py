@@ -1,0 +1,21 @@
+"""Where results are written: the committed record, or a user's own runs.
+
+The rule: nothing a user runs writes over the committed record, which is
+``results/`` (the CSVs), ``plots/out/`` (figures and the tables the docs
+hold) and those tables in the docs. ``make``, ``python -m experiments run``
+(and ``sweep``, ``trace``, the QEMU references) and ``python -m plots.all``
+write under ``out/`` in the checkout, which git ignores; the record changes
+only when asked by name (``make publish``, or ``--results-dir results``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+COMMITTED_RESULTS = REPO_ROOT / "results"
+USER_OUT = REPO_ROOT / "out"
+USER_RESULTS = USER_OUT / "results"
+# Runs on another core, with --param overrides, sweeps, another gem5 binary.
+USER_DERIVED = USER_OUT / "derived"
+USER_TRACES = USER_RESULTS / "traces"
