@@ -1,7 +1,8 @@
 """Build Linux 6.12 kernel variants for the simulated machine.
 
 A variant is a folder ``kernel-patches/<variant>/`` holding ``series`` (patches
-applied in order) and ``config`` (a Kconfig fragment), and optionally ``arch``
+applied in order, each named by its path in the pool ``kernel-patches/patches/``,
+where every patch is kept once) and ``config`` (a Kconfig fragment), and optionally ``arch``
 naming its architecture (``arm`` for 32-bit Arm; arm64 without it). Its kernel
 is its architecture's base fragment (``kernel-patches/base.config`` for arm64)
 plus that fragment merged onto ``allnoconfig`` with the kernel's own
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from builders import cache
-from builders.patches import apply_series, read_series
+from builders.patches import Patch, apply_series, read_series
 from builders.process import run, run_streaming
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,8 @@ class Arch:
 
 
 ARCH_FILE = "arch"
+# Every variant's patches, one copy each, in folders by the series they came in.
+PATCH_POOL = "patches"
 DEFAULT_ARCH = "arm64"
 ARCHES = {
     "arm64": Arch("arm64", "aarch64-linux-gnu-", "base.config",
@@ -99,6 +102,11 @@ def variant_dir(patch_root: Path, variant: str) -> Path:
         raise UnknownVariant(f"unknown kernel variant '{variant}'; valid variants: "
                              + ", ".join(known))
     return patch_root / variant
+
+
+def variant_patches(patch_root: Path, variant: str) -> list[Patch]:
+    """The variant's series, each entry one file of the shared pool."""
+    return read_series(variant_dir(patch_root, variant), pool=patch_root / PATCH_POOL)
 
 
 def variant_arch(patch_root: Path, variant: str) -> Arch:
@@ -178,12 +186,11 @@ def requested_config(patch_root: Path, variant: str) -> dict[str, str]:
 
 
 def build_inputs(patch_root: Path, variant: str, source: KernelSource) -> dict[str, object]:
-    directory = variant_dir(patch_root, variant)
     arch = variant_arch(patch_root, variant)
     inputs: dict[str, object] = {
         "variant": variant,
         "source": source.identity,
-        "patches": [[p.name, p.digest()] for p in read_series(directory)],
+        "patches": [[p.name, p.digest()] for p in variant_patches(patch_root, variant)],
         "config_fragments": [[f.name, cache.file_digest(f)]
                              for f in fragments(patch_root, variant)],
         "compiler": compiler_identity(arch),
@@ -287,7 +294,7 @@ def prepare_variant(root: Path, patch_root: Path, variant: str,
     log.info("kernel %s: bringing %s in line with the pristine source by content "
              "(minutes on a first build or after a long pause)", variant, src)
     sync_tree(pristine_tree(root, source), src)
-    apply_series(src, read_series(variant_dir(patch_root, variant)), f"kernel {variant}")
+    apply_series(src, variant_patches(patch_root, variant), f"kernel {variant}")
     env = make_env(root, variant_arch(patch_root, variant))
     merge_config(src, objdir, fragments(patch_root, variant), env)
     check_config(objdir, requested_config(patch_root, variant), variant)
@@ -304,7 +311,7 @@ def merged_config(patch_root: Path, variant: str, scratch: Path) -> dict[str, st
     pristine = pristine_tree(root, locate_source(root))
     src, objdir = scratch / "src", scratch / "obj"
     run(["cp", "-al", str(pristine), str(src)])
-    apply_series(src, read_series(variant_dir(patch_root, variant)), f"kernel {variant}")
+    apply_series(src, variant_patches(patch_root, variant), f"kernel {variant}")
     merge_config(src, objdir, fragments(patch_root, variant),
                  make_env(root, variant_arch(patch_root, variant)))
     return parse_config((objdir / ".config").read_text())

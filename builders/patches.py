@@ -31,20 +31,27 @@ class Patch:
         return paths
 
 
-def read_series(patch_dir: Path) -> list[Patch]:
-    """Patches named in ``series`` in order; blank lines and ``#`` comments ignored."""
+def read_series(patch_dir: Path, pool: Path | None = None) -> list[Patch]:
+    """Patches named in ``series`` in order; blank lines and ``#`` comments ignored.
+
+    An entry is a path under ``pool`` (default: the series' own folder), so
+    that series sharing a patch name one copy of it. A patch's name is its
+    file name alone: the build keys list patches by it, and they stay the
+    same wherever the file is kept.
+    """
     series = patch_dir / "series"
     if not series.is_file():
         return []
+    pool = pool or patch_dir
     patches = []
     for line in series.read_text().splitlines():
-        name = line.split("#", 1)[0].strip()
-        if not name:
+        entry = line.split("#", 1)[0].strip()
+        if not entry:
             continue
-        path = patch_dir / name
+        path = pool / entry
         if not path.is_file():
-            raise FileNotFoundError(f"{series}: patch '{name}' does not exist")
-        patches.append(Patch(name, path))
+            raise FileNotFoundError(f"{series}: patch '{entry}' does not exist in {pool}")
+        patches.append(Patch(path.name, path))
     return patches
 
 

@@ -19,15 +19,33 @@ KERNEL_PATCHES = REPO_ROOT / "kernel-patches"
 GEM5_PATCHES = REPO_ROOT / "gem5-patches"
 
 
-def _every_series() -> list[Path]:
-    return [GEM5_PATCHES] + [KERNEL_PATCHES / v for v in kernel.variants(KERNEL_PATCHES)]
+KERNEL_POOL = KERNEL_PATCHES / kernel.PATCH_POOL
 
 
-@pytest.mark.parametrize("series_dir", _every_series(), ids=lambda p: p.name)
-def test_series_names_existing_patches(series_dir: Path) -> None:
-    named = {p.name for p in read_series(series_dir)}
-    on_disk = {p.name for p in series_dir.glob("*.patch")}
+def test_gem5_series_names_existing_patches() -> None:
+    named = {p.name for p in read_series(GEM5_PATCHES)}
+    on_disk = {p.name for p in GEM5_PATCHES.glob("*.patch")}
     assert named == on_disk, "every patch in the folder is on the series, and only those"
+
+
+def test_every_kernel_patch_is_kept_once_and_used() -> None:
+    """Variants name patches in the pool; a variant folder holds none of its
+    own, no two pool files are the same bytes, and every pool file is on a
+    series (a missing entry fails in read_series)."""
+    for variant in kernel.variants(KERNEL_PATCHES):
+        assert not list((KERNEL_PATCHES / variant).glob("*.patch")), \
+            f"{variant} keeps a patch outside the pool"
+    named = {p.path for v in kernel.variants(KERNEL_PATCHES)
+             for p in kernel.variant_patches(KERNEL_PATCHES, v)}
+    pooled = set(KERNEL_POOL.rglob("*.patch"))
+    assert pooled and named <= pooled
+    assert pooled - named == set(), "pool patches no series names"
+    by_content: dict[str, list[Path]] = {}
+    for path in pooled:
+        by_content.setdefault(cache.file_digest(path), []).append(path)
+    copies = [sorted(str(p.relative_to(KERNEL_POOL)) for p in paths)
+              for paths in by_content.values() if len(paths) > 1]
+    assert not copies, f"patches stored more than once: {copies}"
 
 
 def _kernel_source_files(paths: list[str], dest: Path) -> None:
@@ -53,7 +71,7 @@ def _kernel_source_files(paths: list[str], dest: Path) -> None:
 
 @pytest.mark.parametrize("variant", kernel.variants(KERNEL_PATCHES))
 def test_kernel_series_applies(variant: str, tmp_path: Path) -> None:
-    patches = read_series(KERNEL_PATCHES / variant)
+    patches = kernel.variant_patches(KERNEL_PATCHES, variant)
     if not patches:
         pytest.skip(f"variant {variant} has no patches")
     _kernel_source_files(sorted({f for p in patches for f in p.touched_files()}), tmp_path)
