@@ -1,11 +1,12 @@
-"""Check the numbers the README states against the results they come from.
+"""Check the numbers the docs state against the results they come from.
 
-``plots/claims.toml`` lists each stated number: the README text that holds it,
-the results file and row(s) it comes from, how it is computed from them and
-how far the stated (rounded) number may be from the computed one. ``python
--m plots.claims`` (and ``make test``) fails on a claim whose text is no longer
-in the README, whose rows are not in the results, or whose number no longer
-matches them.
+``plots/claims.toml`` lists each stated number: the page that states it
+(``docs/results/<topic>.md``, ``docs/history.md``), the words there that hold
+it, the results file and row(s) it comes from, how it is computed from them
+and how far the stated (rounded) number may be from the computed one.
+``python -m plots.claims`` (and ``make test``) fails on a claim whose page is
+missing, whose text is no longer on its page, whose rows are not in the
+results, or whose number no longer matches them.
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from plots import style
 
 CLAIMS = style.PLOTS / "claims.toml"
 AGGREGATES = ("one", "median", "sum", "count")
-README = style.REPO_ROOT / "README.md"
 OPERATORS: dict[type, Callable[[float, float], float]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
     ast.Div: operator.truediv,
@@ -40,7 +40,7 @@ FUNCTIONS: dict[str, Callable[..., float]] = {
 
 
 class BadClaim(ValueError):
-    """A claim the data or the README no longer supports."""
+    """A claim the data or its page no longer supports."""
 
 
 @dataclass(frozen=True)
@@ -57,16 +57,21 @@ class Claim:
     # trace's rows of one kind); at least one; "count": how many rows it
     # selects, none included (e.g. the boots whose verdict is "fail").
     aggregate: str = "one"
+    # The document that states it, relative to the repository.
+    page: str = ""
 
 
 def read(path: Path = CLAIMS) -> list[Claim]:
     data = tomllib.loads(path.read_text())
     claims = []
     for entry in data.get("claim", []):
-        unknown = set(entry) - {"id", "text", "results", "where", "rows", "expression",
+        unknown = set(entry) - {"id", "page", "text", "results", "where", "rows", "expression",
                                 "value", "tolerance", "aggregate"}
         if unknown:
             raise BadClaim(f"{path}: claim {entry.get('id')}: unknown keys {sorted(unknown)}")
+        if not entry.get("page"):
+            raise BadClaim(f"{path}: claim {entry.get('id')}: no page (the document that "
+                           "states it)")
         rows = entry.get("rows") or {"x": entry.get("where")}
         if not all(isinstance(where, dict) for where in rows.values()):
             raise BadClaim(f"{path}: claim {entry.get('id')}: each of where/rows must be a "
@@ -77,7 +82,7 @@ def read(path: Path = CLAIMS) -> list[Claim]:
                            f"(valid: {', '.join(AGGREGATES)})")
         claims.append(Claim(entry["id"], entry["text"], entry["results"], rows,
                             entry.get("expression", "x"), float(entry["value"]),
-                            float(entry["tolerance"]), aggregate))
+                            float(entry["tolerance"]), aggregate, entry["page"]))
     return claims
 
 
@@ -127,10 +132,20 @@ def row_value(frame: pd.DataFrame, where: dict[str, str], claim: str,
     return float(selected["value"].iloc[0])
 
 
-def check(claim: Claim, readme: str, results: Path = style.RESULTS) -> float:
-    """The value the results give for ``claim``; raises if anything disagrees."""
-    if claim.text not in readme:
-        raise BadClaim(f"claim {claim.id}: the README no longer says '{claim.text}'")
+def page_text(claim: Claim, root: Path = style.REPO_ROOT) -> str:
+    """The text of the page that states ``claim``."""
+    page = root / claim.page
+    if not page.is_file():
+        raise BadClaim(f"claim {claim.id}: its page {claim.page} does not exist")
+    return page.read_text()
+
+
+def check(claim: Claim, page: str, results: Path = style.RESULTS) -> float:
+    """The value the results give for ``claim``, stated on ``page`` (its text);
+    raises if anything disagrees."""
+    if claim.text not in page:
+        raise BadClaim(f"claim {claim.id}: {claim.page or 'its page'} no longer says "
+                       f"'{claim.text}'")
     frames: dict[str, pd.DataFrame] = {}
 
     def frame(name: str) -> pd.DataFrame:
@@ -149,23 +164,24 @@ def check(claim: Claim, readme: str, results: Path = style.RESULTS) -> float:
              for name, where in claim.rows.items()}
     computed = evaluate(claim.expression, names)
     if abs(computed - claim.value) > claim.tolerance:
-        raise BadClaim(f"claim {claim.id}: the README says {claim.value:g} ('{claim.text}'), "
+        raise BadClaim(f"claim {claim.id}: {claim.page or 'its page'} says {claim.value:g} "
+                       f"('{claim.text}'), "
                        f"the results give {computed:.4g} (tolerance {claim.tolerance:g})")
     return computed
 
 
 def main() -> int:
-    readme = README.read_text()
     failures = []
     claims = read()
     for claim in claims:
         try:
-            computed = check(claim, readme)
+            computed = check(claim, page_text(claim))
             print(f"ok   {claim.id}: {claim.value:g} (results: {computed:.4g})")
         except BadClaim as err:
             failures.append(str(err))
             print(f"FAIL {err}")
-    print(f"{len(claims) - len(failures)} of {len(claims)} README claims match their results")
+    print(f"{len(claims) - len(failures)} of {len(claims)} claims in the docs match their "
+          "results")
     return 1 if failures else 0
 
 

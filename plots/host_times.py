@@ -16,6 +16,7 @@ default point) is cached once, so totals count it once.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -24,22 +25,46 @@ from plots import style
 
 CLUSTER_CORES = 64
 LOCAL_CORES = 2
-# Each claim of the reviewer's guide and the experiments that make it.
-CLAIMS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("kernel entry cost (quick set)", ("syscall",)),
-    ("C1 as published", ("c1-published", "c1-published-fit")),
-    ("C1 what-if", ("c1-sctlr", "c1-sctlr-sweep")),
-    ("C2 page tables under a protection key", ("kpkeys-selftests", "c2-kpkeys", "c2-kpkeys-64k",
-                                               "c2-kpkeys-por", "c2-kpkeys-vmalloc",
-                                               "c2-kpkeys-spawn")),
-    ("C3 software PAN, 32-bit (gem5)", ("c3-arm32-pan", "c3-arm32-dacr")),
-    ("C4 batched user access", ("c4-uaccess-check", "c4-uaccess", "c4-uaccess-sysreg")),
-    ("C5 contpte teardown", ("c5-contpte", "c5-contpte-sweep", "c5-contpte-numa",
-                             "c5-contpte-mix")),
-    ("POE", ("poe", "poe-selftests")),
-    ("MTE and KASAN", ("mte", "mte-selftests", "kasan", "kasan-boot")),
-    ("PAuth and BTI selftests", ("hardening-selftests",)),
-    ("core-model validation", ("core-validation",)),
+
+
+@dataclass(frozen=True)
+class ClaimEntry:
+    """One claim of the README's index: where its results are discussed, the
+    experiments that make them and the figures drawn from them."""
+
+    label: str
+    page: str
+    experiments: tuple[str, ...]
+    figures: tuple[str, ...] = ()
+
+
+# Each claim of the README's index and the reviewer's guide.
+CLAIMS: tuple[ClaimEntry, ...] = (
+    ClaimEntry("kernel entry cost (quick set)", "docs/results/syscall.md", ("syscall",),
+               ("syscall",)),
+    ClaimEntry("C1 as published", "docs/results/c1.md", ("c1-published", "c1-published-fit"),
+               ("c1_published",)),
+    ClaimEntry("C1 what-if", "docs/results/c1.md", ("c1-sctlr", "c1-sctlr-sweep"),
+               ("c1_sctlr", "c1_sctlr_sweep")),
+    ClaimEntry("C2 page tables under a protection key", "docs/results/c2.md",
+               ("kpkeys-selftests", "c2-kpkeys", "c2-kpkeys-64k", "c2-kpkeys-por",
+                "c2-kpkeys-vmalloc", "c2-kpkeys-spawn"),
+               ("c2_kpkeys", "c2_kpkeys_vmalloc", "c2_kpkeys_spawn", "c2_kpkeys_trace",
+                "c2_kpkeys_por")),
+    ClaimEntry("C3 software PAN, 32-bit (gem5)", "docs/results/c3.md",
+               ("c3-arm32-pan", "c3-arm32-dacr"), ("c3_arm32", "c3_dacr")),
+    ClaimEntry("C4 batched user access", "docs/results/c4.md",
+               ("c4-uaccess-check", "c4-uaccess", "c4-uaccess-sysreg"),
+               ("c4_uaccess", "c4_uaccess_sysreg")),
+    ClaimEntry("C5 contpte teardown", "docs/results/c5.md",
+               ("c5-contpte", "c5-contpte-sweep", "c5-contpte-numa", "c5-contpte-mix"),
+               ("c5_contpte", "c5_contpte_sweep", "c5_contpte_numa")),
+    ClaimEntry("POE", "docs/results/poe.md", ("poe", "poe-selftests"), ("poe",)),
+    ClaimEntry("MTE and KASAN", "docs/results/mte.md",
+               ("mte", "mte-selftests", "kasan", "kasan-boot"), ("mte",)),
+    ClaimEntry("PAuth and BTI selftests", "docs/results/poe.md", ("hardening-selftests",)),
+    ClaimEntry("core-model validation", "docs/results/core-validation.md",
+               ("core-validation",), ("core_validation",)),
 )
 # Columns that name one simulation when a CSV predates the run column.
 COORDINATES = ("cpu", "core", "variant", "kernel_args", "features", "params", "workload",
@@ -113,13 +138,14 @@ def claim_table(per_experiment: dict[str, pd.Series]) -> str:
     """Per claim: the command that re-makes its results and what it costs."""
     lines = ["| claim | command | simulations | host time, summed (min) | "
              f"on {LOCAL_CORES} cores (min) |", "|---|---|---:|---:|---:|"]
-    for claim, names in CLAIMS:
-        present = [per_experiment[n] for n in names if n in per_experiment]
+    for claim in CLAIMS:
+        present = [per_experiment[n] for n in claim.experiments if n in per_experiment]
         if not present:
             continue
         runs = once(present)
         summed = float(runs.sum())
-        lines.append(f"| {claim} | `python -m experiments run {' '.join(names)}` | {len(runs)} | "
+        lines.append(f"| {claim.label} | `python -m experiments run "
+                     f"{' '.join(claim.experiments)}` | {len(runs)} | "
                      f"{minutes(summed)} | {minutes(max(summed / LOCAL_CORES, runs.max()))} |")
     if per_experiment:
         every = once(list(per_experiment.values()))
@@ -129,10 +155,27 @@ def claim_table(per_experiment: dict[str, pd.Series]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def index_table(per_experiment: dict[str, pd.Series]) -> str:
+    """The README's index: per claim its results page, figures, the command
+    that re-makes it and its host time on the local cores."""
+    lines = ["| claim | results | figures | command | host time on "
+             f"{LOCAL_CORES} cores (min) |", "|---|---|---|---|---:|"]
+    for claim in CLAIMS:
+        present = [per_experiment[n] for n in claim.experiments if n in per_experiment]
+        runs = once(present) if present else None
+        cost = (minutes(max(float(runs.sum()) / LOCAL_CORES, runs.max()))
+                if runs is not None else "not run")
+        figures = ", ".join(f"[{name}](plots/out/{name}.png)" for name in claim.figures) or "—"
+        lines.append(f"| {claim.label} | [{Path(claim.page).stem}]({claim.page}) | {figures} | "
+                     f"`python -m experiments run {' '.join(claim.experiments)}` | {cost} |")
+    return "\n".join(lines) + "\n"
+
+
 def main(folders: style.Folders) -> None:
     per_experiment = experiment_runs(folders.results)
     print(style.shown(folders.save_table("host_times", table(per_experiment))))
     print(style.shown(folders.save_table("claim_times", claim_table(per_experiment))))
+    print(style.shown(folders.save_table("claim_index", index_table(per_experiment))))
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
-"""Put the generated tables into the README and the reviewer's guide.
+"""Put the generated tables into the README and the pages of docs/.
 
-A block ``<!-- table: NAME -->`` … ``<!-- end table -->`` in either holds
-``plots/out/NAME.md`` (written by that figure's script from the results), so
-no table of results is typed by hand. ``python -m plots.readme`` rewrites
-the blocks (``make publish`` runs it); ``--check`` only reports stale ones.
+A block ``<!-- table: NAME -->`` … ``<!-- end table -->`` in any of them
+holds ``plots/out/NAME.md`` (written by that figure's script from the
+committed results), so no table of results is typed by hand. ``python -m
+plots.readme`` rewrites the blocks, document by document (``make publish``
+runs it); ``--check`` only reports stale ones.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import sys
 from plots import style
 
 README = style.REPO_ROOT / "README.md"
-DOCUMENTS = (README, style.REPO_ROOT / "docs" / "reviewers-guide.md")
+DOCUMENTS = (README, *sorted((style.REPO_ROOT / "docs").rglob("*.md")))
 BLOCK = re.compile(r"(<!-- table: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end table -->)",
                    re.DOTALL)
 

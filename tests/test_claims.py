@@ -1,4 +1,4 @@
-"""The README's numbers match the results they cite (plots/claims.toml)."""
+"""The docs' numbers match the results they cite (plots/claims.toml)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,20 @@ from plots import claims
 
 
 @pytest.mark.parametrize("claim", claims.read(), ids=lambda c: c.id)
-def test_readme_number_matches_its_results(claim: claims.Claim) -> None:
-    claims.check(claim, claims.README.read_text())
+def test_stated_number_matches_its_results(claim: claims.Claim) -> None:
+    claims.check(claim, claims.page_text(claim))
+
+
+def test_a_claim_on_a_missing_page_fails(tmp_path: Path) -> None:
+    claim = claims.Claim("probe", "takes 121 ns", "probe", {"x": {"metric": "ns"}}, "x", 121,
+                         0.5, page="docs/results/no-such-page.md")
+    with pytest.raises(claims.BadClaim, match="no-such-page.md does not exist"):
+        claims.page_text(claim, tmp_path)
+    bad = tmp_path / "claims.toml"
+    bad.write_text('[[claim]]\nid = "x"\ntext = "t"\nresults = "r"\nwhere = { a = "b" }\n'
+                   'value = 1\ntolerance = 0\n')
+    with pytest.raises(claims.BadClaim, match="no page"):
+        claims.read(bad)
 
 
 def test_a_moved_number_fails(tmp_path: Path) -> None:

@@ -48,9 +48,18 @@ def test_every_experiment_is_timed_under_one_claim_of_the_guide() -> None:
     from experiments import spec
     from plots import host_times
 
-    listed = [name for _, names in host_times.CLAIMS for name in names]
+    listed = [name for claim in host_times.CLAIMS for name in claim.experiments]
     assert len(listed) == len(set(listed))
     assert set(listed) == set(spec.available())
+
+
+def test_every_claim_of_the_index_has_its_page_and_figures() -> None:
+    from plots import all as all_figures
+    from plots import host_times
+
+    for claim in host_times.CLAIMS:
+        assert (style.REPO_ROOT / claim.page).is_file(), claim.page
+        assert set(claim.figures) <= set(all_figures.FIGURES), claim.figures
 
 
 def test_a_simulation_two_experiments_share_is_counted_once() -> None:
