@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import itertools
 import math
-import sys
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from collections.abc import Sequence
@@ -13,9 +12,8 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFINITIONS = Path(__file__).resolve().parent / "definitions"
-sys.path.insert(0, str(REPO_ROOT / "gem5-configs"))
 
-from hardening import catalog, sysreg  # noqa: E402
+from hardening import catalog, param_overrides, sysreg  # noqa: E402
 
 from builders import kernel  # noqa: E402
 from experiments import schema  # noqa: E402
@@ -32,8 +30,6 @@ SELFTEST_LIST = REPO_ROOT / "disk-image" / "selftests" / "list"
 ARM32_BENCHMARK = "c3-getppid"
 # The init keeps its runs' times until the end (MAX_GEM5_RUNS in init.c).
 ARM32_MAX_RUNS = 64
-# Model parameters run.py arm32-measure takes (sysreg: the A32 MCR/MRC/ISB timing).
-ARM32_PARAM_ROOTS = ("cpu", "l1i", "l1d", "l2", "walker", "sysreg")
 KERNEL_PATCHES = REPO_ROOT / "kernel-patches"
 
 
@@ -195,19 +191,14 @@ def check_param(where: str, text: str) -> None:
     """``ROOT.NAME=VALUE`` with a known root; ``sysreg.*`` checked in full.
     (Whether a cpu/cache parameter exists is checked by gem5 itself, in
     seconds, before any simulation.)"""
-    name, sep, _ = text.partition("=")
-    root = name.split(".", 1)[0]
-    if not sep or "." not in name or not all(name.split(".")):
-        raise BadExperiment(f"{where}: '{text}' is not ROOT.NAME=VALUE "
-                            "(e.g. cpu.numROBEntries=192)")
-    if root not in catalog.PARAM_ROOTS:
-        raise BadExperiment(f"{where}: '{text}': unknown root '{root}'; "
-                            f"valid roots: {', '.join(catalog.PARAM_ROOTS)}")
-    if root == "sysreg":
-        parts = name.split(".")
+    try:
+        override = param_overrides.parse(text)
+    except param_overrides.BadOverride as err:
+        raise BadExperiment(f"{where}: {err}") from err
+    if override.root == "sysreg":
         # Any class name is accepted here (each core has its own table).
-        base = (sysreg.SysRegTiming(classes={parts[1]: sysreg.SysRegClass(regs=())})
-                if len(parts) == 3 else sysreg.GEM5_TIMING)
+        base = (sysreg.SysRegTiming(classes={override.names[0]: sysreg.SysRegClass(regs=())})
+                if len(override.names) == 2 else sysreg.GEM5_TIMING)
         try:
             base.overridden([text])
         except sysreg.BadSysRegTiming as err:
@@ -344,10 +335,6 @@ def only_cpu(experiment: Experiment, cpu: str) -> Experiment:
     return replace(experiment, runs=tuple(r for r in experiment.runs if r.cpu == cpu))
 
 
-def _override_key(text: str) -> str:
-    return text.partition("=")[0]
-
-
 def derive(experiment: Experiment, cores: Sequence[str] = (),
            params: Sequence[str] = ()) -> Experiment:
     """The experiment on other cores and/or with more parameter overrides: each
@@ -358,10 +345,11 @@ def derive(experiment: Experiment, cores: Sequence[str] = (),
         check_any_core("--core", core)
     for text in params:
         check_param("--param", text)
-    keys = {_override_key(t) for t in params}
+    keys = {param_overrides.key_of(t) for t in params}
     derived: list[RunSpec] = []
     for run in experiment.runs:
-        merged = tuple(p for p in run.params if _override_key(p) not in keys) + tuple(params)
+        merged = (tuple(p for p in run.params if param_overrides.key_of(p) not in keys)
+                  + tuple(params))
         # The atomic CPU has no core model: its runs keep their one core.
         for core in (cores if cores and run.cpu == "o3" else (run.core,)):
             candidate = replace(run, core=core, params=merged)
@@ -470,10 +458,11 @@ def check_run(where: str, run: RunSpec) -> None:
         raise BadExperiment(f"{where}: a 32-bit run restores its boot's checkpoint into the "
                             "o3 core model and runs the getppid benchmark")
     for text in run.params:
-        root = text.partition("=")[0].split(".", 1)[0]
-        if root not in ARM32_PARAM_ROOTS:
+        try:
+            param_overrides.parse(text, param_overrides.ARM32_ROOTS)
+        except param_overrides.BadOverride as err:
             raise BadExperiment(f"{where}: parameter '{text}': a 32-bit run takes the roots "
-                                f"{', '.join(ARM32_PARAM_ROOTS)}")
+                                f"{', '.join(param_overrides.ARM32_ROOTS)}") from err
     workload = run.workload
     counts = workload.args
     if workload.benchmark != ARM32_BENCHMARK or len(counts) != 3 or not all(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from hardening import param_overrides
 from plots import style
 
 CORE = "cortex-a76"
@@ -21,7 +22,7 @@ SINGLE_WRITE_NS = 0.7  # docs/published-claims.md C1: exit-only write about 0.7 
 
 
 def setting(params: str) -> dict[str, str]:
-    values = dict(p.split("=", 1) for p in params.split())
+    values = param_overrides.parse_column(params)
     return {k.removeprefix("sysreg.sctlr."): v for k, v in values.items()}
 
 

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from hardening import param_overrides
 from plots import style
 
 BASELINE = "baseline"
@@ -29,7 +30,7 @@ def timing_label(params: str) -> str:
     """A short name for one parameter set of the experiment."""
     if not params:
         return "model default (gem5 drain)"
-    fields = dict(p.split("=", 1) for p in params.split())
+    fields = param_overrides.parse_column(params)
     register = "TTBR0/1" if "sysreg.ttbr.regs" in fields else "PAN"
     prefix = "sysreg.ttbr." if register == "TTBR0/1" else "sysreg.pan."
     relaxed = fields.get(prefix + "write_serialize") == "false"

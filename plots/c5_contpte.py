@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 
+from hardening import param_overrides
 from plots import style
 
 BASELINE = "contpte-off"
@@ -29,7 +30,7 @@ WORKLOADS = {"exit": "ns per exit_group()", "spawn": "ns per process life"}
 
 
 def broadcast_label(params: str) -> str:
-    fields = dict(p.split("=", 1) for p in params.split()) if params else {}
+    fields = param_overrides.parse_column(params)
     cost = fields.get("tlbi.broadcast_completion", "untimed")
     return f"broadcast TLBI {cost}"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from hardening import param_overrides
 from plots import style
 from plots.c5_contpte import BASELINE, VARIANTS
 
@@ -17,7 +18,7 @@ PARAM = "tlbi.broadcast_completion"
 
 
 def completion_ns(params: str) -> float:
-    fields = dict(p.split("=", 1) for p in params.split())
+    fields = param_overrides.parse_column(params)
     return float(fields[PARAM].removesuffix("ns"))
 
 

@@ -20,6 +20,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from experiments import folders as layout  # noqa: E402
+from hardening import param_overrides  # noqa: E402
 
 PLOTS = Path(__file__).resolve().parent
 REPO_ROOT = PLOTS.parent
@@ -167,7 +168,7 @@ def setting_lines(ax: plt.Axes, labels: Sequence[str],
 
 def sweep_settings(params: str, prefix: str) -> dict[str, str]:
     """A run's parameter overrides under ``prefix``, keyed without it."""
-    pairs = (p.split("=", 1) for p in params.split())
+    pairs = param_overrides.parse_column(params).items()
     return {k.removeprefix(prefix): v for k, v in pairs}
 
 

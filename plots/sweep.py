@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from hardening import param_overrides
 from plots import style
 
 SERIES = ("core", "variant", "features", "workload")
@@ -22,11 +23,7 @@ SERIES = ("core", "variant", "features", "workload")
 
 def value_of(params: str, key: str) -> str | None:
     """The swept parameter's value in a run's overrides (None: unmodified)."""
-    for text in params.split():
-        name, _, value = text.partition("=")
-        if name == key:
-            return value
-    return None
+    return param_overrides.parse_column(params).get(key)
 
 
 def _number(text: str) -> float:

@@ -81,12 +81,6 @@ def check_topology(cores: int, nodes: int) -> None:
     if cores % nodes:
         raise BadTopology(f"{cores} cores do not split evenly over {nodes} nodes")
 
-# Where a ``--param ROOT.NAME=VALUE`` override starts (run.py's roots; sysreg
-# is the core's system-register timing table, hardening/sysreg.py).
-PARAM_ROOTS: tuple[str, ...] = ("cpu", "l1i", "l1d", "l2", "l3", "walker", "mte_tags", "tlbi",
-                                 "node_link", "sysreg")
-
-
 class UnknownName(ValueError):
     """A core, feature or CPU type that does not exist; the message lists the valid ones."""
 

@@ -1,12 +1,9 @@
-"""``--param path=value`` overrides, applied to the built SimObjects.
+"""``--param ROOT.NAME=VALUE`` overrides (``hardening/param_overrides.py``), applied to
+the built SimObjects.
 
-Paths start at a named root (``cpu``, ``l1i``, ``l1d``, ``l2``, ``l3``,
-``walker`` (every core's stage-1 table walkers), ``mte_tags`` on MTE runs (the
-``MteTagTiming`` of ``hardening/mte_timing.py``) and ``tlbi`` (the
-``ArmTlbiTiming`` of ``hardening/tlbi.py``, made when a run names it))
-and walk child SimObjects, e.g. ``cpu.branchPred.btb.numEntries=8192`` or
-``mte_tags.mode=with_data``. An unknown
-root, child or parameter fails with the names that exist at that point.
+A path walks child SimObjects from its root, e.g.
+``cpu.branchPred.btb.numEntries=8192`` or ``mte_tags.mode=with_data``. An
+unknown root, child or parameter fails with the names that exist at that point.
 """
 
 from __future__ import annotations
@@ -15,17 +12,11 @@ from collections.abc import Iterable, Sequence
 
 from m5.SimObject import SimObject
 
+from hardening import param_overrides
+
 
 class UnknownParameter(ValueError):
     pass
-
-
-def parse_override(text: str) -> tuple[list[str], str]:
-    path, sep, value = text.partition("=")
-    if not sep or not path or "." not in path:
-        raise UnknownParameter(f"--param '{text}': expected ROOT.NAME=VALUE, "
-                               "e.g. cpu.numROBEntries=192")
-    return path.split("."), value
 
 
 def _param_names(obj: SimObject) -> set[str]:
@@ -47,12 +38,12 @@ def _children(obj: SimObject) -> dict[str, SimObject]:
 
 def apply_override(roots: dict[str, Sequence[SimObject]], text: str) -> None:
     """Set the parameter on every object under the root (one per core)."""
-    parts, value = parse_override(text)
-    root, *middle, param = parts
-    if root not in roots:
-        raise UnknownParameter(f"--param '{text}': unknown root '{root}'; valid roots: "
-                               f"{', '.join(sorted(roots))}")
-    for obj in roots[root]:
+    try:
+        override = param_overrides.parse(text, sorted(roots))
+    except param_overrides.BadOverride as err:
+        raise UnknownParameter(f"--param {err}") from err
+    *middle, param = override.names
+    for obj in roots[override.root]:
         for name in middle:
             children = _children(obj)
             if name not in children:
@@ -64,9 +55,9 @@ def apply_override(roots: dict[str, Sequence[SimObject]], text: str) -> None:
             raise UnknownParameter(
                 f"--param '{text}': {type(obj).__name__} has no parameter '{param}'; "
                 f"valid: {', '.join(sorted(_param_names(obj)))}")
-        setattr(obj, param, value)
+        setattr(obj, param, override.value)
 
 
-def apply_overrides(roots: dict[str, Sequence[SimObject]], overrides: Iterable[str]) -> None:
-    for text in overrides:
+def apply_overrides(roots: dict[str, Sequence[SimObject]], texts: Iterable[str]) -> None:
+    for text in texts:
         apply_override(roots, text)

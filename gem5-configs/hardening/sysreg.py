@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 
+from hardening import param_overrides
+
 
 class BadSysRegTiming(ValueError):
     """A timing override that names no field, or a value of the wrong kind."""
@@ -50,17 +52,20 @@ class SysRegTiming:
     isb_latency: int = 0
     source: str = "gem5 v24 timing: every MSR/MRS serializes, no extra latency"
 
-    def overridden(self, overrides: Iterable[str]) -> SysRegTiming:
+    def overridden(self, texts: Iterable[str]) -> SysRegTiming:
         """This table with ``sysreg.*`` overrides (``path=value`` texts) applied."""
         timing = self
-        for text in overrides:
+        for text in texts:
             timing = timing._override(text)
         return timing
 
     def _override(self, text: str) -> SysRegTiming:
-        path, _, value = text.partition("=")
-        parts = path.split(".")
-        if parts[0] != "sysreg" or len(parts) not in (2, 3):
+        try:
+            override = param_overrides.parse(text, ("sysreg",))
+        except param_overrides.BadOverride as err:
+            raise BadSysRegTiming(f"--param {err}") from err
+        parts, value = (override.root, *override.names), override.value
+        if len(parts) not in (2, 3):
             raise BadSysRegTiming(f"--param '{text}': expected sysreg.isb_latency=N or "
                                   "sysreg.<class>.<field>=VALUE")
         if len(parts) == 2:
