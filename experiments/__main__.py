@@ -16,7 +16,7 @@ from pathlib import Path
 from builders import buildroot
 from builders.gem5 import VARIANTS as GEM5_VARIANTS
 from builders.process import CommandFailed
-from experiments import backends, branches, compare, folders, runner, simulate, spec, trace
+from experiments import backends, branches, compare, folders, gem5_builds, runner, simulate, spec, trace
 
 EXIT_FAILED = 1
 EXIT_CANCELLED = 130  # as a shell reports a process stopped by SIGINT
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
                            else folders.USER_DERIVED / suffix)
         results_dir = results_dir or folders.USER_RESULTS
         variants = sorted({r.variant for e in experiments for r in e.runs})
-        builds = simulate.ensure_builds(variants, args.jobs, rootfs=args.rootfs,
+        builds = gem5_builds.ensure_builds(variants, args.jobs, rootfs=args.rootfs,
                                         gem5_variant=args.gem5_variant)
         gem5, jobs = _runner_and_jobs(args)
         runner.run_experiments(experiments, builds, gem5, jobs, results_dir, cpu)

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from builders import cache, kernel
-from experiments import collect, simulate, spec, trace
+from experiments import collect, gem5_commands, simulate, spec, trace
 
 log = logging.getLogger(__name__)
 
@@ -219,7 +219,7 @@ def summary(rows: Sequence[dict[str, object]], top: int) -> str:
     return "\n".join(lines)
 
 
-def trace_branches(run: spec.RunSpec, gem5: simulate.Gem5Runner, planned: simulate.Simulation,
+def trace_branches(run: spec.RunSpec, gem5: simulate.Gem5Runner, planned: gem5_commands.Simulation,
                    results_dir: Path, top: int) -> Path:
     """Simulate (or take from the cache) the run's branch trace; write its CSV."""
     vmlinux = planned.builds.kernels[run.variant].path / "vmlinux"

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from builders import cache, patches
-from experiments import selftests, stats
-from experiments.simulate import CONSOLE, SimulationFailed, tail
+from experiments import raw_outputs, selftests, stats
+from experiments.raw_outputs import SimulationFailed, tail
 from experiments.spec import RunSpec
 
 COORDINATES = ("experiment", "run", "cpu", "core", "cores", "nodes", "variant", "kernel_args",
@@ -98,7 +98,7 @@ def _patch_ids(key: str) -> str:
 
 
 def provenance(raw: Path) -> dict[str, object]:
-    sidecar = json.loads((raw / "provenance.json").read_text())
+    sidecar = json.loads((raw / raw_outputs.PROVENANCE).read_text())
     return {
         **{k: sidecar.get(k, "") for k in PROVENANCE},
         "gem5_patches": _patch_ids(sidecar["gem5_build"]),
@@ -108,33 +108,32 @@ def provenance(raw: Path) -> dict[str, object]:
 
 
 def model_parts(spec: RunSpec) -> tuple[str, ...]:
-    """The run's features, plus the optional model objects its parameters
-    create (whose counters are then required)."""
-    timed_tlbi = any(p.startswith("tlbi.") for p in spec.params)
-    return (*spec.features, *((stats.TLBI_TIMING,) if timed_tlbi else ()),
-            *((stats.NODE_LINKS,) if spec.nodes > 1 else ()))
+    """The run's features and, on two nodes, the links between them (whose
+    counters are then required)."""
+    return (*spec.features, *((stats.NODE_LINKS,) if spec.nodes > 1 else ()))
 
 
 def model_objects(raw: Path) -> tuple[str, ...]:
-    """Model parts the run's configuration says it placed (its model.json):
-    runs made before a part existed do not have its counters."""
-    model_file = raw / "m5out" / "model.json"
-    model = json.loads(model_file.read_text()) if model_file.is_file() else {}
-    return (stats.PRIVILEGE,) if model.get("privilege_cycles") else ()
+    """Optional model parts the run's configuration says it placed (its
+    model.json): the TLB-maintenance timing, which tlbi.* parameters create,
+    and the privilege counters (runs made before those existed lack them)."""
+    model = raw_outputs.model(raw)
+    return (*((stats.TLBI_TIMING,) if model.get("tlbi_timing") else ()),
+            *((stats.PRIVILEGE,) if model.get("privilege_cycles") else ()))
 
 
 def benchmark_metrics(spec: RunSpec, raw: Path) -> tuple[list[stats.Metric], float | None]:
-    dumps = stats.read_dumps(raw / "m5out" / "stats.txt")
+    dumps = stats.read_dumps(raw_outputs.stats(raw))
     if not dumps:
         raise BadOutput(f"{spec.label}: the guest never dumped statistics (no m5 dumpstats "
-                        f"in the measured region)\n{tail(raw / 'm5out' / CONSOLE)}")
-    console = (raw / "m5out" / CONSOLE).read_text(errors="replace")
+                        f"in the measured region)\n{tail(raw_outputs.console(raw))}")
+    console = (raw_outputs.console(raw)).read_text(errors="replace")
     operations = measured_operations(console, spec.label)
     parts = model_parts(spec) + model_objects(raw)
     try:
         metrics = stats.region_metrics(dumps[0], operations, parts)
     except stats.MissingStats as err:
-        raise BadOutput(f"{spec.label}: {err} ({raw / 'm5out' / 'stats.txt'})") from err
+        raise BadOutput(f"{spec.label}: {err} ({raw_outputs.stats(raw)})") from err
     return metrics + guest_reported(console), stats.host_rate(dumps[0])
 
 
@@ -144,22 +143,22 @@ def arm32_metrics(spec: RunSpec, raw: Path) -> list[tuple[list[stats.Metric], fl
     dump at exit comes after them), and the guest's own clock for the run,
     m5 operations included, as the init's QEMU runs time it."""
     _, calls, repeats = (int(c) for c in spec.workload.args)
-    console = (raw / "m5out" / CONSOLE).read_text(errors="replace")
+    console = (raw_outputs.console(raw)).read_text(errors="replace")
     reported = [(int(c), int(ns)) for c, ns in ARM32_RUN_LINE.findall(console)]
     if len(reported) != repeats or any(c != calls for c, _ in reported):
         raise BadOutput(f"{spec.label}: the init reported {len(reported)} runs of "
                         f"{sorted({c for c, _ in reported})} calls, expected {repeats} of "
-                        f"{calls}\n{tail(raw / 'm5out' / CONSOLE)}")
-    dumps = stats.read_dumps(raw / "m5out" / "stats.txt")
+                        f"{calls}\n{tail(raw_outputs.console(raw))}")
+    dumps = stats.read_dumps(raw_outputs.stats(raw))
     if len(dumps) < repeats:
         raise BadOutput(f"{spec.label}: {len(dumps)} statistics dumps for {repeats} runs "
-                        f"({raw / 'm5out' / 'stats.txt'})")
+                        f"({raw_outputs.stats(raw)})")
     measured = []
     for dump, (_, guest_ns) in zip(dumps[:repeats], reported):
         try:
             metrics = stats.region_metrics(dump, calls, model_parts(spec))
         except stats.MissingStats as err:
-            raise BadOutput(f"{spec.label}: {err} ({raw / 'm5out' / 'stats.txt'})") from err
+            raise BadOutput(f"{spec.label}: {err} ({raw_outputs.stats(raw)})") from err
         metrics.append(stats.Metric("guest_ns_per_iteration", guest_ns / calls, "ns"))
         measured.append((metrics, stats.host_rate(dump)))
     return measured
@@ -168,11 +167,11 @@ def arm32_metrics(spec: RunSpec, raw: Path) -> list[tuple[list[stats.Metric], fl
 def selftest_metrics(spec: RunSpec, raw: Path) -> list[stats.Metric]:
     """The verdict of the selftest the run's console frames (a test that fails
     is a result, not an error; a test that never ends is an error)."""
-    console = (raw / "m5out" / CONSOLE).read_text(errors="replace")
+    console = (raw_outputs.console(raw)).read_text(errors="replace")
     try:
         verdicts = selftests.parse(console)
     except selftests.MissingVerdict as err:
-        raise SimulationFailed(f"{spec.label}: {err}\n{tail(raw / 'm5out' / CONSOLE)}") from err
+        raise SimulationFailed(f"{spec.label}: {err}\n{tail(raw_outputs.console(raw))}") from err
     if [v.test for v in verdicts] != [spec.workload.args[0]]:
         raise BadOutput(f"{spec.label}: expected the verdict of {spec.workload.args[0]}, "
                         f"the console has {[v.test for v in verdicts]}")
@@ -180,7 +179,7 @@ def selftest_metrics(spec: RunSpec, raw: Path) -> list[stats.Metric]:
     metrics = [stats.Metric(name, value, unit)  # type: ignore[arg-type]
                for name, value, unit in verdict.metrics()]
     # The whole simulation (from reset: the boot too), for how long such a run is.
-    dumps = stats.read_dumps(raw / "m5out" / "stats.txt")
+    dumps = stats.read_dumps(raw_outputs.stats(raw))
     if dumps:
         metrics += [stats.Metric("sim_instructions", int(dumps[-1]["simInsts"]), "instructions"),
                     stats.Metric("sim_seconds", dumps[-1]["simSeconds"], "s")]

@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from builders import cache, disk
-from experiments import collect, folders, selftests, simulate, spec
+from experiments import collect, folders, gem5_builds, selftests, spec
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +151,7 @@ def reference(name: str, results_dir: Path, jobs: int) -> Path:
             groups.setdefault((run.variant, run.features, run.kernel_args, run.memory),
                               []).append(run)
     version = qemu_version()
-    builds = simulate.ensure_builds(sorted({k[0] for k in groups}), jobs, simulator=False)
+    builds = gem5_builds.ensure_builds(sorted({k[0] for k in groups}), jobs, simulator=False)
     rows: list[dict[str, object]] = []
     # Consoles are named by feature set too, so that one boot's console does
     # not overwrite another's. (Only mte changes QEMU's command line, so e.g.

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from builders import cache
-from experiments import collect, simulate
-from experiments.simulate import Builds, Cancelled, Gem5Runner
+from experiments import collect, gem5_commands
+from experiments.gem5_builds import Builds
+from experiments.simulate import Cancelled, Gem5Runner
 from experiments.spec import Experiment, RunSpec
 
 log = logging.getLogger(__name__)
@@ -35,15 +36,15 @@ class Planned:
     """A run with the simulations it needs."""
 
     spec: RunSpec
-    boot: simulate.Simulation | None  # None: from reset, no checkpoint
-    run: simulate.Simulation
+    boot: gem5_commands.Simulation | None  # None: from reset, no checkpoint
+    run: gem5_commands.Simulation
 
 
 def plan(builds: Builds, spec: RunSpec) -> Planned:
     if spec.workload.from_reset:
-        return Planned(spec, None, simulate.run_simulation(builds, spec, None))
-    boot = simulate.boot_simulation(builds, spec)
-    return Planned(spec, boot, simulate.run_simulation(builds, spec, boot.entry()))
+        return Planned(spec, None, gem5_commands.run_simulation(builds, spec, None))
+    boot = gem5_commands.boot_simulation(builds, spec)
+    return Planned(spec, boot, gem5_commands.run_simulation(builds, spec, boot.entry()))
 
 
 def _in_parallel(runner: Gem5Runner, jobs: int, items: Sequence[T], work: Callable[[T], U],
@@ -83,7 +84,7 @@ def run_experiments(experiments: Sequence[Experiment], builds: Builds, runner: G
              len(planned) - len(pending), len(pending), jobs)
     failures: list[str] = []
     checks = list({c.entry().key: c for c in (
-        simulate.run_simulation(builds, p.spec, None, check=True)
+        gem5_commands.run_simulation(builds, p.spec, None, check=True)
         for p in pending if p.spec.cpu == "o3")}.values())
     if checks:
         log.info("checking %d distinct models in gem5 (no simulation)", len(checks))
@@ -96,7 +97,7 @@ def run_experiments(experiments: Sequence[Experiment], builds: Builds, runner: G
     if missing_boots:
         log.info("%d boot checkpoints to take on the atomic CPU", len(missing_boots))
 
-        def booted(done: int, boot: simulate.Simulation, entry: cache.Entry) -> None:
+        def booted(done: int, boot: gem5_commands.Simulation, entry: cache.Entry) -> None:
             log.info("[boot %d/%d] %s: checkpoint %s", done, len(missing_boots), boot.label,
                      entry.key)
 

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import TextIO
 
 from builders import cache
-from experiments import collect, runner, simulate, spec, stats
+from experiments import collect, gem5_builds, gem5_commands, runner, simulate, spec, stats
 
 log = logging.getLogger(__name__)
 
@@ -244,8 +244,8 @@ def select_run(experiment: spec.Experiment, variant: str, workload: str,
     return matching[0]
 
 
-def traced(run: simulate.Simulation, flags: str, fifo: str, what: str,
-           counts: str = "") -> simulate.Simulation:
+def traced(run: gem5_commands.Simulation, flags: str, fifo: str, what: str,
+           counts: str = "") -> gem5_commands.Simulation:
     """``run`` with gem5's debug output for ``flags`` written into ``fifo`` in
     its m5out (a relative ``--debug-file`` is gem5's outdir's), cached as a
     trace. The flags are part of its key, and so is ``counts``, what the
@@ -333,7 +333,7 @@ def instruction_counter() -> FifoReader:
     return FifoReader(FIFO, lambda stream: parts.append(segments(stream)), finish)
 
 
-def simulate_traced(gem5: simulate.Gem5Runner, run: simulate.Simulation) -> cache.Entry:
+def simulate_traced(gem5: simulate.Gem5Runner, run: gem5_commands.Simulation) -> cache.Entry:
     """The trace's cache entry: cached, or simulated now (gem5 on this host)."""
     return gem5.simulate(traced(run, FLAGS, FIFO, "trace"), instruction_counter())
 
@@ -374,14 +374,14 @@ def summary(rows: Sequence[dict[str, object]], top: int) -> str:
 
 
 def prepare(name: str, variant: str, workload: str, features: str | None,
-            sample: int = 0) -> tuple[spec.RunSpec, simulate.Gem5Runner, simulate.Simulation]:
+            sample: int = 0) -> tuple[spec.RunSpec, simulate.Gem5Runner, gem5_commands.Simulation]:
     """The run to trace, a gem5 runner, and the run's simulation (its boot
     checkpoint made first if it is not cached)."""
     experiment = spec.load(name)
     run = select_run(experiment, variant, workload, features, sample)
     if run.arm32 or run.workload.kind == "selftests":
         raise spec.BadExperiment(f"{run.label}: traces are made of 64-bit benchmark runs only")
-    builds = simulate.ensure_builds([run.variant], 1)
+    builds = gem5_builds.ensure_builds([run.variant], 1)
     gem5 = simulate.Gem5Runner(simulate.RepoState.read())
     planned = runner.plan(builds, run)
     if planned.boot is not None:
@@ -390,7 +390,7 @@ def prepare(name: str, variant: str, workload: str, features: str | None,
 
 
 def trace_instructions(run: spec.RunSpec, gem5: simulate.Gem5Runner,
-                       planned: simulate.Simulation, results_dir: Path, top: int) -> Path:
+                       planned: gem5_commands.Simulation, results_dir: Path, top: int) -> Path:
     """Simulate (or take from the cache) the run's instruction trace; write its CSV."""
     entry = simulate_traced(gem5, planned)
     rows = list(result_rows(run, entry))

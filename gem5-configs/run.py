@@ -24,7 +24,8 @@ checkpoint gets its own script at that point.
 
 Exit status: 0 success; 2 bad arguments or unsupported feature; 3 the guest
 script failed (m5 fail); 4 guest kernel panic or oops; 5 tick limit reached
-(guest hung or never called m5 exit); 6 unexpected exit event.
+(guest hung or never called m5 exit); 6 unexpected exit event
+(``hardening/exit_codes.py``, which the runner reads too).
 """
 
 from __future__ import annotations
@@ -61,17 +62,12 @@ from hardening.sysreg import GEM5_TIMING, BadSysRegTiming, split_overrides  # no
 from hardening.tlbi import (  # noqa: E402
     TLBI_ROOT, WALKER_ROOT, describe, make_tlbi_timing, stage1_walkers)
 from hardening.catalog import MAX_CORES, NODE_COUNTS, BadTopology  # noqa: E402
+from hardening.exit_codes import (  # noqa: E402
+    EXIT_GUEST_FAILED, EXIT_HUNG, EXIT_KERNEL_PANIC, EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE)
 from hardening.numa import NODE_LINK_ROOT, Topology, make_memory  # noqa: E402
 from hardening.privilege import count_privilege  # noqa: E402
 from hardening.processor import atomic_processor, detailed_processor  # noqa: E402
 
-# 1 is left to gem5 itself (an uncaught Python exception).
-EXIT_OK = 0
-EXIT_USAGE = 2
-EXIT_GUEST_FAILED = 3
-EXIT_KERNEL_PANIC = 4
-EXIT_HUNG = 5
-EXIT_UNEXPECTED = 6
 BOOT_CLOCK = "2GHz"  # the atomic boot's clock only sets how fast guest time passes
 BOOT_SCRIPT = """\
 echo "boot: init is up, taking the checkpoint"

@@ -12,7 +12,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from builders import cache, gem5  # noqa: E402
-from experiments import simulate  # noqa: E402
+from experiments import gem5_builds, spec  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -30,14 +30,14 @@ def gem5_tools() -> cache.Entry:
 
 
 @pytest.fixture(scope="session")
-def cached_builds_or_skip() -> Callable[..., simulate.Builds]:
+def cached_builds_or_skip() -> Callable[..., gem5_builds.Builds]:
     """Finds gem5 and the named kernel variants in the build cache; a test whose
     builds are missing is skipped with one line naming the commands that make them."""
-    def find(*variants: str) -> simulate.Builds:
-        found = simulate.cached_builds(list(variants))
+    def find(*variants: str) -> gem5_builds.Builds:
+        found = gem5_builds.cached_builds(list(variants))
         if found is None:
             commands = ["'make gem5'", *(f"'make kernel VARIANT={v}'" for v in variants)]
-            if any(simulate.variant_is_arm32(v, v) for v in variants):
+            if any(spec.variant_is_arm32(v, v) for v in variants):
                 commands.append("'python -m builders gem5-arm32'")
             pytest.skip(f"SKIP: gem5 or kernel {', '.join(variants)} is not in the build cache; "
                         f"run {', '.join(commands)} to enable this test")

@@ -14,7 +14,7 @@ import pytest
 from support import fake_builds
 
 from builders import cache
-from experiments import collect, runner, simulate, spec
+from experiments import collect, gem5_builds, gem5_commands, raw_outputs, runner, simulate, spec
 from experiments.schema import BadExperiment
 
 ARM32 = """
@@ -54,14 +54,14 @@ def _load(tmp_path: Path, text: str, name: str = "probe") -> spec.Experiment:
     return spec.load(name, definitions)
 
 
-def _builds(root: Path) -> simulate.Builds:
+def _builds(root: Path) -> gem5_builds.Builds:
     """Fake builds with the 32-bit guest side (boot.arm, the initramfs)."""
     builds = fake_builds.make(root, ("baseline", "arm32-pan-off", "arm32-sw-pan"))
     arm32_tools = fake_builds._entry(root, "gem5-tools-arm32", "fa4e9e5000000004", {},
                                      {"boot.arm": "bootloader"})
     initramfs = fake_builds._entry(root, "initramfs", "fa4e9e5000000005", {},
                                    {"initramfs.cpio": "archive"})
-    return simulate.Builds(gem5=builds.gem5, tools=builds.tools, disk=builds.disk,
+    return gem5_builds.Builds(gem5=builds.gem5, tools=builds.tools, disk=builds.disk,
                            kernels=builds.kernels, configs=builds.configs,
                            arm32_tools=arm32_tools, initramfs=initramfs)
 
@@ -124,7 +124,7 @@ def test_a_32_bit_boot_and_run_pass_gem5_what_they_use(tmp_path: Path) -> None:
              "--initramfs", "initramfs/fa4e9e5000000005/initramfs.cpio"]
     assert planned.boot.key_inputs()["argv"] == [
         "arm32", *guest, "--memory", "512MiB", "--cores", "2",
-        "--max-ticks", str(simulate.BOOT_MAX_TICKS), "--checkpoint-out", "output:cpt"]
+        "--max-ticks", str(gem5_commands.BOOT_MAX_TICKS), "--checkpoint-out", "output:cpt"]
     assert planned.run.key_inputs()["argv"] == [
         "arm32-measure", "--checkpoint", f"checkpoints/{planned.boot.entry().key}/cpt", *guest,
         "--cpu", "o3", "--core", "cortex-a15", "--memory", "512MiB", "--cores", "2",
@@ -151,7 +151,7 @@ def test_arm64_runs_pass_gem5_the_same_arguments_as_before(tmp_path: Path) -> No
     assert planned.boot is not None
     assert planned.boot.key_inputs()["argv"] == [
         "boot", *files, "--architecture", "armv8.2", "--features", "pan", "--memory", "1GiB",
-        "--cores", "1", "--max-ticks", str(simulate.BOOT_MAX_TICKS),
+        "--cores", "1", "--max-ticks", str(gem5_commands.BOOT_MAX_TICKS),
         "--checkpoint-out", "output:cpt"]
     argv = planned.run.key_inputs()["argv"]
     assert isinstance(argv, list)
@@ -190,7 +190,7 @@ def _raw(tmp_path: Path, runs: int, dumps: int) -> Path:
     lines = ["c3-getppid host counts warmup=10 calls=100 runs=%d" % runs,
              *(f"c3-getppid run={i} calls=100 ns={20000 + i} us_per_call=0.200"
                for i in range(1, runs + 1)), f"c3-getppid done runs={runs}"]
-    (m5out / simulate.CONSOLE).write_text("\r\n".join(lines) + "\r\n")
+    (m5out / raw_outputs.CONSOLE).write_text("\r\n".join(lines) + "\r\n")
     (m5out / "stats.txt").write_text("".join(_dump(19_800_000 + i, 33_700, 13_200)
                                              for i in range(dumps)))
     return tmp_path / "raw"
@@ -223,7 +223,7 @@ def test_missing_runs_are_an_error(tmp_path: Path) -> None:
 
 @pytest.mark.needs_gem5
 def test_the_runner_measures_a_32_bit_run_on_gem5(
-        tmp_path: Path, cached_builds_or_skip: Callable[..., simulate.Builds]) -> None:
+        tmp_path: Path, cached_builds_or_skip: Callable[..., gem5_builds.Builds]) -> None:
     """One short run of the A15 model through the runner, into the cache
     (the boot is the one c3-arm32-pan's one-core pan-off run uses)."""
     builds = cached_builds_or_skip("arm32-pan-off")

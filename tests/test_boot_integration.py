@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from experiments import simulate
-from experiments.simulate import Builds, GuestScript, SimulationFailed
+from experiments import gem5_commands, raw_outputs, simulate, spec
+from experiments.gem5_builds import Builds
+from experiments.gem5_commands import GuestScript
+from experiments.raw_outputs import SimulationFailed
 from experiments.spec import catalog
 
 pytestmark = pytest.mark.needs_gem5
@@ -24,14 +26,14 @@ def builds(cached_builds_or_skip: Callable[..., Builds]) -> Builds:
     return cached_builds_or_skip("baseline")
 
 
-def _gem5(builds: Builds, out: Path, mode: str, *args: simulate.Arg) -> str:
+def _gem5(builds: Builds, out: Path, mode: str, *args: gem5_commands.Arg) -> str:
     """Run gem5 once into ``out`` (no cache); the guest console."""
-    simulation = simulate.Simulation(
-        "runs", (mode, *simulate._files(builds, "baseline"), *args), "boot test", "baseline",
+    simulation = gem5_commands.Simulation(
+        "runs", (mode, *gem5_commands._files(builds, "baseline"), *args), "boot test", "baseline",
         MAX_TICKS, builds)
     gem5 = simulate.Gem5Runner(simulate.RepoState("test", False))
     gem5.run(simulation, out)
-    return (out / "m5out" / simulate.CONSOLE).read_text(errors="replace")
+    return (out / "m5out" / raw_outputs.CONSOLE).read_text(errors="replace")
 
 
 def test_atomic_boot_runs_guest_script(builds: Builds, tmp_path: Path) -> None:
@@ -265,7 +267,7 @@ def test_gem5_fast_gives_gem5_opts_simulated_statistics(builds: Builds, tmp_path
     out, otherwise the same code) must give every simulated statistic alike."""
     from builders import gem5
 
-    fast = gem5.gem5_entry(simulate.REPO_ROOT / "gem5-patches",
+    fast = gem5.gem5_entry(spec.REPO_ROOT / "gem5-patches",
                            gem5.Gem5BuildOptions(variant="fast"))
     if not fast.exists():
         pytest.skip("SKIP: gem5.fast is not in the build cache; run 'make gem5 "

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments import branches, spec, trace
+from experiments import branches, gem5_commands, spec, trace
 
 PREFIX = "board.processor.cores.core.branchPred: Commit branch:"
 
@@ -71,10 +71,9 @@ def test_the_csv_is_named_after_the_run_and_its_sample() -> None:
 
 
 def test_a_trace_cached_with_other_counts_is_simulated_again(tmp_path: Path) -> None:
-    from experiments import simulate
     from support import fake_builds
 
-    run = simulate.Simulation(kind="runs", args=("--cpu", "o3"), label="probe",
+    run = gem5_commands.Simulation(kind="runs", args=("--cpu", "o3"), label="probe",
                               variant="baseline", max_ticks=1,
                               builds=fake_builds.make(tmp_path))
     plain = trace.traced(run, branches.FLAGS, branches.FIFO, "branch trace")

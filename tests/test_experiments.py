@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments import collect, spec, stats
+from experiments import collect, gem5_builds, gem5_commands, spec, stats
 
 GOOD = """
 name = "probe"
@@ -144,12 +144,18 @@ def test_stats_region_is_the_first_dump(tmp_path: Path) -> None:
     assert metrics["dtlb_flushes"] == 4 and "broadcast_tlbis" not in metrics
 
 
-def test_tlbi_parameters_make_the_tlbi_counters_required(tmp_path: Path) -> None:
-    """A run that sets tlbi.* has the TLB-maintenance timing object, so its
-    counters must be in stats.txt; other runs do not report them."""
-    timed = ModelProbe(features=("pan",), params=("tlbi.per_other_node=300ns",))
-    assert collect.model_parts(timed) == ("pan", stats.TLBI_TIMING)
-    assert collect.model_parts(ModelProbe(features=(), params=("cpu.numROBEntries=64",))) == ()
+def test_a_tlbi_timing_in_the_model_makes_the_tlbi_counters_required(tmp_path: Path) -> None:
+    """A run whose model.json says it had the TLB-maintenance timing object
+    (tlbi.* parameters make one) must have its counters in stats.txt; other
+    runs do not report them. Which it had is read, not guessed from params."""
+    (tmp_path / "m5out").mkdir()
+    (tmp_path / "m5out" / "model.json").write_text(
+        '{"tlbi_timing": {"per_other_node": "300ns"}, "privilege_cycles": false}')
+    timed = ("pan", *collect.model_objects(tmp_path))
+    assert timed == ("pan", stats.TLBI_TIMING)
+    assert collect.model_parts(ModelProbe(features=(), params=("tlbi.per_other_node=300ns",))) == ()
+    (tmp_path / "m5out" / "model.json").write_text('{"tlbi_timing": null}')
+    assert collect.model_objects(tmp_path) == ()
     # Two nodes have links between them, whose counters are then required too.
     assert collect.model_parts(ModelProbe(features=(), params=(), nodes=2)) == (
         stats.NODE_LINKS,)
@@ -157,14 +163,14 @@ def test_tlbi_parameters_make_the_tlbi_counters_required(tmp_path: Path) -> None
     path.write_text(STATS)
     (dump, _) = stats.read_dumps(path)
     with pytest.raises(stats.MissingStats, match="tlbi_timing.*local_tlbis"):
-        stats.region_metrics(dump, iterations=10, features=collect.model_parts(timed))
+        stats.region_metrics(dump, iterations=10, features=timed)
     timing = "".join(f"board.tlbi_timing.{name} {value}\n" for name, value in
                      (("localTlbis", 1), ("broadcastTlbis", 16), ("dsbWaits", 1),
                       ("dsbWaitTicks", 250000)))
     path.write_text(STATS.replace("board.memory.mem_ctrl.readReqs", timing +
                                   "board.memory.mem_ctrl.readReqs", 1))
     metrics = {m.name: m.value for m in stats.region_metrics(
-        stats.read_dumps(path)[0], iterations=10, features=collect.model_parts(timed))}
+        stats.read_dumps(path)[0], iterations=10, features=timed)}
     assert metrics["broadcast_tlbis"] == 16 and metrics["dsb_tlbi_wait_ps"] == 250000
 
 
@@ -365,14 +371,13 @@ def _argv(simulation: object) -> list[str]:
 
 
 def test_from_reset_boots_on_its_own_cpu_with_the_boot_arguments(tmp_path: Path) -> None:
-    from experiments import simulate
     from support import fake_builds
 
     builds = fake_builds.make(tmp_path, ("kasan-hw",))
     experiment = spec.load("kasan-boot")
     o3 = [r for r in experiment.runs if r.cpu == "o3"]
     assert len(o3) == 3 and all(r.workload.from_reset for r in experiment.runs)
-    args = _argv(simulate.run_simulation(builds, o3[0], None))
+    args = _argv(gem5_commands.run_simulation(builds, o3[0], None))
     assert args[0] == "direct" and "--checkpoint" not in args
     assert args[args.index("--cpu") + 1] == "o3"
     given = [args[i + 1] for i, a in enumerate(args) if a == "--kernel-arg"]
@@ -380,13 +385,12 @@ def test_from_reset_boots_on_its_own_cpu_with_the_boot_arguments(tmp_path: Path)
 
 
 def test_restored_runs_take_the_checkpoint_not_the_boot_arguments(tmp_path: Path) -> None:
-    from experiments import simulate
     from support import fake_builds
 
     builds = fake_builds.make(tmp_path, ("kasan-hw",))
     run = next(r for r in spec.load("kasan").runs if r.cpu == "o3")
-    boot = simulate.boot_simulation(builds, run)
-    args = _argv(simulate.run_simulation(builds, run, boot.entry()))
+    boot = gem5_commands.boot_simulation(builds, run)
+    args = _argv(gem5_commands.run_simulation(builds, run, boot.entry()))
     assert args[:3] == ["measure", "--checkpoint", f"checkpoints/{boot.entry().key}/cpt"]
     assert "--kernel-arg" not in args
     assert _argv(boot).count("--kernel-arg") == len(run.kernel_args)
@@ -469,7 +473,6 @@ def test_a_bad_experiment_stops_before_any_build(tmp_path: Path,
 def test_run_and_sweep_reach_the_builds_with_every_option_set(
         command: list[str], gem5_variant: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from experiments import __main__ as cli
-    from experiments import simulate
 
     asked: dict[str, object] = {}
 
@@ -478,7 +481,7 @@ def test_run_and_sweep_reach_the_builds_with_every_option_set(
         asked.update(variants=variants, rootfs=rootfs, gem5_variant=gem5_variant)
         raise RuntimeError("no builds in this test")
 
-    monkeypatch.setattr(simulate, "ensure_builds", builds)
+    monkeypatch.setattr(gem5_builds, "ensure_builds", builds)
     assert cli.main(command) == 1
     assert asked == {"variants": ["baseline"], "rootfs": "debian", "gem5_variant": gem5_variant}
 
@@ -557,11 +560,10 @@ def test_layout_samples_pin_memory_before_the_benchmark(tmp_path: Path) -> None:
 
 def test_an_empty_cache_lists_exactly_the_builds_the_runs_need(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from experiments import simulate
 
     monkeypatch.setenv("ARTIFACT_CACHE", str(tmp_path))
     try:
-        missing = simulate.builds_to_make(["baseline", "swpan-batched"])
+        missing = gem5_builds.builds_to_make(["baseline", "swpan-batched"])
     except Exception as err:  # noqa: BLE001 - no kernel source on this host
         pytest.skip(f"cannot key the kernels here: {err}")
     assert missing[0].startswith("gem5")
@@ -569,13 +571,12 @@ def test_an_empty_cache_lists_exactly_the_builds_the_runs_need(
     assert missing[-1].endswith(": baseline, swpan-batched")
     # QEMU reference runs need the guest only.
     assert not any(m.startswith("gem5")
-                   for m in simulate.builds_to_make(["baseline"], simulator=False))
+                   for m in gem5_builds.builds_to_make(["baseline"], simulator=False))
     assert not list(tmp_path.iterdir()) or all(p.name != "kernel" for p in tmp_path.iterdir())
 
 
 def test_node_counts_multiply_the_runs_and_reach_gem5_only_when_two(tmp_path: Path) -> None:
     """One-node runs keep the argument list (hence the keys) they always had."""
-    from experiments import simulate
     from support import fake_builds
 
     text = GOOD.replace("[matrix]", "core_count = 4\n[matrix]\nnodes = [1, 2]")
@@ -584,8 +585,8 @@ def test_node_counts_multiply_the_runs_and_reach_gem5_only_when_two(tmp_path: Pa
     assert {(r.cores, r.nodes) for r in experiment.runs} == {(4, 1), (4, 2)}
     builds = fake_builds.make(tmp_path, ("baseline",))
     for run in (next(r for r in experiment.runs if r.nodes == n) for n in (1, 2)):
-        boot = simulate.boot_simulation(builds, run)
-        for argv in (_argv(boot), _argv(simulate.run_simulation(builds, run, boot.entry()))):
+        boot = gem5_commands.boot_simulation(builds, run)
+        for argv in (_argv(boot), _argv(gem5_commands.run_simulation(builds, run, boot.entry()))):
             assert argv[argv.index("--cores") + 1] == "4"
             assert ("--numa-nodes" in argv) == (run.nodes == 2)
         assert "(4 cores, 2 nodes)" in run.label or run.nodes == 1
@@ -624,7 +625,7 @@ def test_another_gem5_binary_never_writes_over_the_committed_results(
     from experiments import runner, simulate
 
     written: list[Path] = []
-    monkeypatch.setattr(simulate, "ensure_builds", lambda *args, **kwargs: None)
+    monkeypatch.setattr(gem5_builds, "ensure_builds", lambda *args, **kwargs: None)
     monkeypatch.setattr(simulate.RepoState, "read", classmethod(
         lambda cls: simulate.RepoState("test", False)))
     monkeypatch.setattr(runner, "run_experiments",

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from experiments import simulate
-from experiments.simulate import Builds, GuestScript
+from experiments import gem5_commands, raw_outputs, simulate
+from experiments.gem5_builds import Builds
+from experiments.gem5_commands import GuestScript
 
 pytestmark = pytest.mark.needs_gem5
 MAX_TICKS = 5 * 10**12
@@ -30,8 +31,8 @@ def builds(cached_builds_or_skip: Callable[..., Builds]) -> Builds:
 def _boot_and_run_selftests(builds: Builds, out: Path, features: str) -> tuple[str, str]:
     """Boot on the atomic CPU, run the pauth and BTI selftests; the guest
     console and gem5's trace of every fault taken."""
-    simulation = simulate.Simulation(
-        "runs", ("direct", *simulate._files(builds, "selftests"), "--cpu", "atomic",
+    simulation = gem5_commands.Simulation(
+        "runs", ("direct", *gem5_commands._files(builds, "selftests"), "--cpu", "atomic",
                  "--features", features, "--max-ticks", str(MAX_TICKS),
                  "--script", GuestScript("set -e\nrun-selftest arm64/pauth/pac\n"
                                          "run-selftest arm64/bti/btitest\n")),
@@ -39,7 +40,7 @@ def _boot_and_run_selftests(builds: Builds, out: Path, features: str) -> tuple[s
         gem5_options=("--debug-flags=Faults", f"--debug-file={FAULT_TRACE}"))
     simulate.Gem5Runner(simulate.RepoState("test", False)).run(simulation, out)
     m5out = out / "m5out"
-    return ((m5out / simulate.CONSOLE).read_text(errors="replace"),
+    return ((m5out / raw_outputs.CONSOLE).read_text(errors="replace"),
             (m5out / FAULT_TRACE).read_text(errors="replace"))
 
 

@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from experiments import runner, simulate, spec
-from experiments.simulate import Builds, GuestScript, SimulationFailed
+from experiments import gem5_commands, raw_outputs, runner, simulate, spec
+from experiments.gem5_builds import Builds
+from experiments.gem5_commands import GuestScript
+from experiments.raw_outputs import SimulationFailed
 
 pytestmark = pytest.mark.needs_gem5
 NUMA_KERNEL = "contpte-batched"
@@ -31,12 +33,12 @@ def builds(cached_builds_or_skip: Callable[..., Builds]) -> Builds:
     return cached_builds_or_skip(NUMA_KERNEL)
 
 
-def _gem5(builds: Builds, out: Path, mode: str, *args: simulate.Arg) -> str:
-    simulation = simulate.Simulation(
-        "runs", (mode, *simulate._files(builds, NUMA_KERNEL), *args), "numa test",
+def _gem5(builds: Builds, out: Path, mode: str, *args: gem5_commands.Arg) -> str:
+    simulation = gem5_commands.Simulation(
+        "runs", (mode, *gem5_commands._files(builds, NUMA_KERNEL), *args), "numa test",
         NUMA_KERNEL, MAX_TICKS, builds)
     simulate.Gem5Runner(simulate.RepoState("test", False)).run(simulation, out)
-    return (out / "m5out" / simulate.CONSOLE).read_text(errors="replace")
+    return (out / "m5out" / raw_outputs.CONSOLE).read_text(errors="replace")
 
 
 def test_guest_sees_two_nodes_with_their_cores_and_distances(builds: Builds,

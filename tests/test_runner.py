@@ -19,7 +19,7 @@ import pytest
 from support import fake_builds
 
 from builders import cache, patches
-from experiments import collect, runner, simulate, spec, stats
+from experiments import collect, gem5_commands, runner, simulate, spec, stats
 
 PROBE = """
 name = "probe"
@@ -120,8 +120,8 @@ def test_a_change_to_what_gem5_runs_simulates_again(tmp_path: Path, cache_root: 
 def test_the_key_is_what_gem5_runs(tmp_path: Path) -> None:
     builds = fake_builds.make(tmp_path / "elsewhere")
     run = _spec_from(PROBE)
-    boot = simulate.boot_simulation(builds, run)
-    simulation = simulate.run_simulation(builds, run, boot.entry())
+    boot = gem5_commands.boot_simulation(builds, run)
+    simulation = gem5_commands.run_simulation(builds, run, boot.entry())
     inputs = simulation.key_inputs()
     assert inputs["gem5"] == builds.gem5.key and inputs["configs"] == builds.configs_digest
     argv = inputs["argv"]
@@ -132,7 +132,7 @@ def test_the_key_is_what_gem5_runs(tmp_path: Path) -> None:
     assert not [a for a in argv if "elsewhere" in a]
     assert inputs["scripts"] == [run.guest_script()]
     # The experiment's name and the run's label are not in it.
-    renamed = simulate.run_simulation(builds, _spec_from(PROBE.replace("probe", "other")),
+    renamed = gem5_commands.run_simulation(builds, _spec_from(PROBE.replace("probe", "other")),
                                       boot.entry())
     assert renamed.entry().key == simulation.entry().key
 
@@ -158,8 +158,8 @@ def test_gem5_options_key_a_separate_entry_and_an_observer_sees_the_run(
     builds = fake_builds.make(cache.cache_root())
     run = _spec_from(PROBE)
     gem5 = simulate.Gem5Runner(simulate.RepoState("test", False), progress_seconds=0.2)
-    boot = gem5.simulate(simulate.boot_simulation(builds, run))
-    plain = simulate.run_simulation(builds, run, boot)
+    boot = gem5.simulate(gem5_commands.boot_simulation(builds, run))
+    plain = gem5_commands.run_simulation(builds, run, boot)
     debug = replace(plain, kind="traces", gem5_options=("--debug-flags=Exec",))
     assert "gem5_options" not in plain.key_inputs()
     assert debug.entry().key != plain.entry().key
@@ -224,7 +224,7 @@ def test_failed_runs_are_all_listed(tmp_path: Path, cache_root: Path,
     builds = fake_builds.make(cache.cache_root())
     gem5 = simulate.Gem5Runner(simulate.RepoState.read())
     for run in experiment.runs:  # the checkpoints exist
-        gem5.simulate(simulate.boot_simulation(builds, run))
+        gem5.simulate(gem5_commands.boot_simulation(builds, run))
     monkeypatch.setenv("FAKE_GEM5_NO_OPS", "1")
     with pytest.raises(runner.ExperimentFailed, match=r"(?s)2 failed.*\[none\].*\[pan\]"):
         runner.run_experiments([experiment], builds, gem5, 2, tmp_path / "results")

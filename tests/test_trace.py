@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from experiments import runner, simulate, spec, stats, trace
-from experiments.simulate import Builds
+from experiments.gem5_builds import Builds
 
 KERNEL_LINE = ("  107408012000: board.processor.cores.core: 0xffff800080234a10 "
                "@copy_page_range+1232    : mrs   x2, sp_el0                 :   "

@@ -18,7 +18,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT))
 
 from builders import cache  # noqa: E402
-from experiments import runner, simulate, spec  # noqa: E402
+from experiments import gem5_builds, gem5_commands, runner, simulate, spec  # noqa: E402
 from experiments.__main__ import cancel_on_signals  # noqa: E402
 
 FAKE_GEM5 = Path(__file__).resolve().parent / "fake_gem5.py"
@@ -35,20 +35,20 @@ def _entry(root: Path, kind: str, key: str, inputs: dict[str, object],
     return entry
 
 
-def make(root: Path, variants: tuple[str, ...] = ("baseline",)) -> simulate.Builds:
+def make(root: Path, variants: tuple[str, ...] = ("baseline",)) -> gem5_builds.Builds:
     gem5 = _entry(root, "gem5", "fa4e9e5000000001", {"patches": [["0001-fake.patch", "0"]],
                                                      "options": {"variant": "opt"}}, {})
     shutil.copy2(FAKE_GEM5, gem5.path / "gem5.opt")
     (gem5.path / "gem5.opt").chmod(0o755)
     tools = _entry(root, "gem5-tools", "fa4e9e5000000002", {},
-                   {simulate.BOOTLOADER: "bootloader"})
+                   {gem5_commands.BOOTLOADER: "bootloader"})
     disk = _entry(root, "disk", "fa4e9e5000000003", {}, {"rootfs.ext4": "image"})
     kernels = {v: _entry(root, "kernel", f"fa4e9e50000001{n:02d}",
                          {"source": {"kind": "debian", "version": "6.12.fake"}},
                          {"vmlinux": f"kernel {v}"})
                for n, v in enumerate(variants)}
-    return simulate.Builds(gem5=gem5, tools=tools, disk=disk, kernels=kernels,
-                           configs=simulate.snapshot_configs(root))
+    return gem5_builds.Builds(gem5=gem5, tools=tools, disk=disk, kernels=kernels,
+                           configs=gem5_builds.snapshot_configs(root))
 
 
 def harness(definitions: Path, name: str, results_dir: Path) -> int:

@@ -1,0 +1,51 @@
+"""The layout of a simulation's raw outputs, which running gem5 writes
+(``simulate.py``) and turning them into rows reads (``collect.py``).
+
+A raw output directory holds ``m5out/`` (gem5's ``stats.txt`` and
+``config.json``, the guest console, and run.py's ``model.json``: what the
+run's configuration placed), gem5's ``simout.txt`` and ``simerr.txt``,
+``command.txt`` and ``provenance.json``, the sidecar saying which commit of
+this repository, builds and host made it.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+from pathlib import Path
+
+M5OUT = "m5out"
+CONSOLE = "board.terminal"
+STATS = "stats.txt"
+MODEL = "model.json"
+SIMOUT = "simout.txt"
+SIMERR = "simerr.txt"
+COMMAND = "command.txt"
+PROVENANCE = "provenance.json"
+TAIL_LINES = 30
+
+
+class SimulationFailed(RuntimeError):
+    """A gem5 run ended badly, or left outputs that say it did; the message
+    carries the guest console's tail."""
+
+
+def console(raw: Path) -> Path:
+    return raw / M5OUT / CONSOLE
+
+
+def stats(raw: Path) -> Path:
+    return raw / M5OUT / STATS
+
+
+def model(raw: Path) -> dict[str, object]:
+    """What run.py says the run's configuration placed (empty for runs made
+    before it wrote one)."""
+    path = raw / M5OUT / MODEL
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def tail(path: Path, lines: int = TAIL_LINES) -> str:
+    if not path.is_file():
+        return f"({path.name} was not written)"
+    return "\n".join(collections.deque(path.read_text(errors="replace").splitlines(), lines))
