@@ -117,9 +117,9 @@ sweep: venv
 # implementation's; and claim C3's getppid() loop on 32-bit Arm with software
 # PAN off and on, on QEMU's vexpress-a15 as published (about 48 minutes: 7 + 41).
 qemu-reference: venv
-	@$(PY) -m experiments.qemu_reference mte-selftests kasan-boot hardening-selftests \
+	@$(PY) -m experiments qemu-reference mte-selftests kasan-boot hardening-selftests \
 		--results-dir $(RESULTS_DIR)
-	@$(PY) -m experiments.qemu_arm32 --results-dir $(RESULTS_DIR)
+	@$(PY) -m experiments qemu-arm32 --results-dir $(RESULTS_DIR)
 
 figures: venv
 	@$(PY) -m plots.all --results $(RESULTS_DIR) --out $(FIGURES_DIR) $(FIGURES)

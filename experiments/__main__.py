@@ -16,7 +16,8 @@ from pathlib import Path
 from builders import buildroot
 from builders.gem5 import VARIANTS as GEM5_VARIANTS
 from builders.process import CommandFailed
-from experiments import backends, branches, compare, folders, gem5_builds, runner, simulate, spec, trace
+from experiments import (backends, branches, compare, folders, gem5_builds, qemu_arm32,
+                         qemu_reference, runner, simulate, spec, trace)
 
 EXIT_FAILED = 1
 EXIT_CANCELLED = 130  # as a shell reports a process stopped by SIGINT
@@ -137,9 +138,19 @@ def main(argv: list[str] | None = None) -> int:
     tracing.add_argument("--results-dir", type=Path, default=folders.USER_TRACES,
                          help="where the CSV goes (default: out/results/traces, under the "
                          "experiment's name; the committed record is results/traces)")
+    qemu_reference.add_arguments(sub.add_parser(
+        "qemu-reference", help="a selftests experiment's tests on QEMU (-machine virt, "
+        "-cpu max), beside gem5's verdicts"))
+    qemu_arm32.add_arguments(sub.add_parser(
+        "qemu-arm32", help="claim C3 as published: getppid() on QEMU's vexpress-a15, "
+        "software PAN off and on"))
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
                         datefmt="%H:%M:%S")
+    if args.command == "qemu-reference":
+        return qemu_reference.cli(args)
+    if args.command == "qemu-arm32":
+        return qemu_arm32.cli(args)
     if args.command == "list":
         for name in spec.available():
             experiment = spec.load(name)

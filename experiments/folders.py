@@ -10,6 +10,7 @@ only when asked by name (``make publish``, or ``--results-dir results``).
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -19,3 +20,10 @@ USER_RESULTS = USER_OUT / "results"
 # Runs on another core, with --param overrides, sweeps, another gem5 binary.
 USER_DERIVED = USER_OUT / "derived"
 USER_TRACES = USER_RESULTS / "traces"
+
+
+def results_dir_argument(parser: argparse.ArgumentParser) -> None:
+    """``--results-dir`` of a command that writes CSVs, defaulting to a user's."""
+    parser.add_argument("--results-dir", type=Path, default=USER_RESULTS,
+                        help="where the CSVs go (default: out/results; the committed "
+                        "record is results/)")

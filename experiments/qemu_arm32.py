@@ -1,6 +1,6 @@
 """Claim C3 on QEMU: getppid() round trips on 32-bit Arm, software PAN off and on.
 
-``python -m experiments.qemu_arm32`` (part of ``make qemu-reference``) boots the
+``python -m experiments qemu-arm32`` (part of ``make qemu-reference``) boots the
 ``arm32-pan-off`` and ``arm32-sw-pan`` kernels on ``qemu-system-arm -M
 vexpress-a15 -smp 2``, the setup of the published measurement, with the
 32-bit initramfs (``builders/initramfs.py``), whose ``/init`` times RUNS runs
@@ -25,7 +25,6 @@ import os
 import re
 import statistics
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from pathlib import Path
 
 from builders import cache, initramfs, kernel
 from experiments import collect, folders, spec
-from experiments.qemu_reference import QemuFailed, emulator_version
+from experiments.qemu_reference import QemuFailed, emulator_version, pump
 
 log = logging.getLogger(__name__)
 
@@ -136,18 +135,14 @@ def boot(argv: list[str], console_path: Path, timeout_s: float) -> str:
 
     timers = [threading.Timer(timeout_s, kill, [f"no result after {timeout_s:.0f} s"])]
     timers[0].start()
+    def watch(line: str) -> None:
+        if DONE_LINE.match(line.strip()) or ERROR_LINE.match(line.strip()):
+            timers.append(threading.Timer(POWER_OFF_TIMEOUT_S, kill,
+                                          ["the guest did not power off"]))
+            timers[-1].start()
+
     try:
-        assert process.stdout is not None
-        with console_path.open("w") as log_file:
-            for raw in process.stdout:
-                line = raw.decode(errors="replace")
-                console.append(line)
-                log_file.write(line)
-                log_file.flush()
-                if DONE_LINE.match(line.strip()) or ERROR_LINE.match(line.strip()):
-                    timers.append(threading.Timer(POWER_OFF_TIMEOUT_S, kill,
-                                                  ["the guest did not power off"]))
-                    timers[-1].start()
+        pump(process, console_path, console, watch)
         process.wait()
     finally:
         for timer in timers:
@@ -252,8 +247,8 @@ def reference(results_dir: Path, boots: int, warmup: int, calls: int, runs: int,
     return target
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.qemu_arm32")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``python -m experiments qemu-arm32``'s arguments."""
     parser.add_argument("--boots", type=int, default=DEFAULT_BOOTS,
                         help="boots per variant (default %(default)s)")
     parser.add_argument("--calls", type=int, default=DEFAULT_CALLS,
@@ -262,15 +257,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="timed runs per boot (default %(default)s)")
     parser.add_argument("--warmup", type=int, default=DEFAULT_WARMUP,
                         help="untimed calls before the runs (default %(default)s)")
-    parser.add_argument("--results-dir", type=Path, default=folders.USER_RESULTS,
-                        help="where the CSV goes (default: out/results; the committed "
-                        "record is results/)")
+    folders.results_dir_argument(parser)
     parser.add_argument("-j", "--jobs", type=int, default=2)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
-                        datefmt="%H:%M:%S")
+
+
+def cli(args: argparse.Namespace) -> int:
+    """The subcommand: 0 when every reference run succeeded, 1 naming what failed."""
     if min(args.boots, args.calls, args.runs) < 1 or args.warmup < 0:
-        parser.error("--boots, --calls and --runs must be positive, --warmup not negative")
+        logging.error("--boots, --calls and --runs must be positive, --warmup not negative")
+        return 2
     try:
         reference(args.results_dir, args.boots, args.warmup, args.calls, args.runs,
                   args.jobs)
@@ -278,7 +273,3 @@ def main(argv: list[str] | None = None) -> int:
         logging.error("%s", err)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
 """Reference runs of a selftests experiment on QEMU instead of gem5.
 
-``python -m experiments.qemu_reference mte-selftests`` boots the same kernel
+``python -m experiments qemu-reference mte-selftests`` boots the same kernel
 variant and the same disk image on ``qemu-system-aarch64 -machine virt,mte=on
 -cpu max`` (Debian's QEMU), runs every selftest of the experiment in one
 boot (``qemu_boots`` boots, where verdicts vary from boot to boot), and writes
@@ -19,9 +19,9 @@ import argparse
 import logging
 import re
 import subprocess
-import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from builders import cache, disk
@@ -47,6 +47,21 @@ CSV_COLUMNS = ("experiment", "emulator", "boot", "variant", "kernel_args", "feat
 
 class QemuFailed(RuntimeError):
     pass
+
+
+def pump(process: subprocess.Popen[bytes], console_path: Path, lines: list[str],
+         on_line: Callable[[str], None]) -> None:
+    """Copy QEMU's console into ``lines`` and ``console_path`` as it comes,
+    flushed line by line (a hung guest's last words are on disk), and hand
+    each line to ``on_line``."""
+    assert process.stdout is not None
+    with console_path.open("w") as log_file:
+        for raw in process.stdout:
+            line = raw.decode(errors="replace")
+            lines.append(line)
+            log_file.write(line)
+            log_file.flush()
+            on_line(line)
 
 
 def emulator_version(binary: str) -> str:
@@ -100,24 +115,18 @@ def run_guest(argv: list[str], commands: list[str], console_path: Path) -> str:
     ready = threading.Event()
     ended = threading.Semaphore(0)
 
-    def read() -> None:
-        assert process.stdout is not None
-        with console_path.open("w") as log_file:
-            for raw in process.stdout:
-                line = raw.decode(errors="replace")
-                console.append(line)
-                log_file.write(line)
-                log_file.flush()
-                if SHELL_READY in line:
-                    ready.set()
-                elif selftests.END.match(line.strip()):
-                    ended.release()
+    def read(line: str) -> None:
+        if SHELL_READY in line:
+            ready.set()
+        elif selftests.END.match(line.strip()):
+            ended.release()
 
     def fail(why: str) -> QemuFailed:
         process.kill()
         return QemuFailed(f"{why}:\n" + "".join(console[-30:]))
 
-    reader = threading.Thread(target=read, daemon=True)
+    reader = threading.Thread(target=pump, args=(process, console_path, console, read),
+                              daemon=True)
     reader.start()
     started = time.monotonic()
     if not ready.wait(timeout=300):
@@ -196,16 +205,15 @@ def reference(name: str, results_dir: Path, jobs: int) -> Path:
     return target
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m experiments.qemu_reference")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``python -m experiments qemu-reference``'s arguments."""
     parser.add_argument("names", nargs="+", help="selftests experiments, e.g. mte-selftests")
     parser.add_argument("-j", "--jobs", type=int, default=2)
-    parser.add_argument("--results-dir", type=Path, default=folders.USER_RESULTS,
-                        help="where the CSVs go (default: out/results; the committed "
-                        "record is results/)")
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
-                        datefmt="%H:%M:%S")
+    folders.results_dir_argument(parser)
+
+
+def cli(args: argparse.Namespace) -> int:
+    """The subcommand: 0 when every reference run succeeded, 1 naming what failed."""
     try:
         for name in args.names:
             reference(name, args.results_dir, args.jobs)
@@ -213,7 +221,3 @@ def main(argv: list[str] | None = None) -> int:
         logging.error("%s", err)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
