@@ -21,7 +21,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILD := $(PY) -m builders -j $(JOBS)
 
-.PHONY: all deps venv gem5 kernel kernels disk initramfs experiments compare sweep qemu-reference figures publish test
+.PHONY: all deps venv gem5 kernel kernels disk initramfs experiments compare committed-reference sweep qemu-reference figures publish test
 
 # The quick experiment set; EXPERIMENTS=all runs every experiment. make figures
 # draws every figure whose results exist (FIGURES="a b" only those).
@@ -93,13 +93,17 @@ endif
 # experiments/tolerances.toml where they are not; exit 1 naming what moved.
 # Only the experiments of this make are compared (EXPERIMENTS, or the quick set).
 COMMITTED_REFERENCE = out/committed
-compare: experiments
+compare: experiments committed-reference
+	@$(PY) -m experiments compare $(COMMITTED_REFERENCE)/results $(RESULTS_DIR) \
+		$(if $(filter all,$(EXPERIMENTS)),,$(if $(EXPERIMENTS),$(EXPERIMENTS),--quick))
+
+# The committed results as the last commit holds them, whatever the work tree's
+# results/ now says.
+committed-reference:
 	@rm -rf $(COMMITTED_REFERENCE) && mkdir -p $(COMMITTED_REFERENCE)
 	@if git rev-parse --verify -q HEAD:results >/dev/null 2>&1; then \
 		git archive HEAD results | tar -x -C $(COMMITTED_REFERENCE); \
 	else cp -r results $(COMMITTED_REFERENCE)/; fi
-	@$(PY) -m experiments compare $(COMMITTED_REFERENCE)/results $(RESULTS_DIR) \
-		$(if $(filter all,$(EXPERIMENTS)),,$(if $(EXPERIMENTS),$(EXPERIMENTS),--quick))
 
 # One parameter over a list of values beside the unmodified model, e.g.
 #   make sweep NAME=syscall PARAM=l2.data_latency VALUES="9 12 15" [CORE=neoverse-n1]

@@ -19,8 +19,11 @@ from pathlib import Path
 from experiments import collect
 
 TOLERANCES = Path(__file__).resolve().parent / "tolerances.toml"
-# "boot": the QEMU reference's repeated boots (empty in gem5's results).
-JOIN = tuple(c for c in collect.COORDINATES if c != "run") + ("boot", "metric")
+# "boot" and "repeat": the QEMU reference's boots and the timed runs of each
+# boot (empty in gem5's results). A QEMU row's "run" column is that repeat; a
+# gem5 row's is the run's cache key, which another build changes, so it is
+# not joined on.
+JOIN = tuple(c for c in collect.COORDINATES if c != "run") + ("boot", "repeat", "metric")
 # What made a row: equal in both, the simulation was the same.
 BUILDS = ("gem5_build", "gem5_tools_build", "kernel_build", "disk_build", "configs_hash")
 
@@ -120,8 +123,24 @@ def compare_value(reference: str, new: str, same_builds: bool,
 OLDER_FILES = {**collect.LATER_COORDINATES, "sample": "0"}
 
 
-def _index(rows: Iterable[dict[str, str]]) -> dict[tuple[str, ...], dict[str, str]]:
-    return {tuple(r.get(c) or OLDER_FILES.get(c, "") for c in JOIN): r for r in rows}
+def _join_value(row: dict[str, str], column: str) -> str:
+    if column == "repeat":
+        return row.get("run", "") if row.get("boot") else ""
+    return row.get(column) or OLDER_FILES.get(column, "")
+
+
+def _index(rows: Iterable[dict[str, str]], where: str = "results"
+           ) -> dict[tuple[str, ...], dict[str, str]]:
+    """Rows by their join key; two rows with one key cannot be paired, so they fail."""
+    indexed: dict[tuple[str, ...], dict[str, str]] = {}
+    for row in rows:
+        key = tuple(_join_value(row, c) for c in JOIN)
+        if key in indexed:
+            shown = ", ".join(f"{c}={v}" for c, v in zip(JOIN, key) if v)
+            raise BadComparison(f"{where}: two rows with the same coordinates ({shown}): "
+                                "they cannot be paired")
+        indexed[key] = row
+    return indexed
 
 
 def compare_rows(reference: list[dict[str, str]], new: list[dict[str, str]],
@@ -129,7 +148,7 @@ def compare_rows(reference: list[dict[str, str]], new: list[dict[str, str]],
     """Row by row. ``partial``: the re-run holds some of the reference's runs
     (a reviewer's sample); the runs it lacks altogether are left out, while a
     metric missing from a run it has still counts against it."""
-    ref_rows, new_rows = _index(reference), _index(new)
+    ref_rows, new_rows = _index(reference, "the reference"), _index(new, "the re-run")
     runs_rerun = {coordinates[:-1] for coordinates in new_rows}
     outcomes = []
     for coordinates, ref in ref_rows.items():

@@ -83,11 +83,72 @@ def test_bad_tolerance_file_is_refused(tmp_path: Path) -> None:
         compare.Tolerances.read(bad)
 
 
-def test_the_committed_results_agree_with_themselves() -> None:
+def test_two_rows_with_one_key_fail_instead_of_merging(tmp_path: Path) -> None:
+    twice = [_row("cycles", 1000.0), _row("cycles", 1001.0)]
+    with pytest.raises(compare.BadComparison, match="two rows with the same coordinates"):
+        _compare(tmp_path, twice, [_row("cycles", 1000.0)])
+    # A QEMU reference's timed runs of one boot are rows of their own.
+    qemu = [{**_row("getppid_us", 1.3), "boot": "1", "run": str(r)} for r in (1, 2, 3)]
+    outcomes = compare.compare_rows(qemu, qemu, compare.Tolerances.read())
+    assert [o.verdict for o in outcomes] == ["identical"] * 3
+
+
+def test_every_committed_result_pairs_row_for_row(tmp_path: Path) -> None:
+    """Each committed CSV joins with a copy of itself on unique keys, and one
+    moved value in the copy is found."""
+    import shutil
+
     results = Path(__file__).resolve().parent.parent / "results"
-    text, agreed = compare.report(compare.compare_dirs(results, results,
-                                                       compare.Tolerances.read()))
-    assert agreed, text
+    copy = tmp_path / "copy"
+    shutil.copytree(results, copy, ignore=shutil.ignore_patterns("checks", "traces"))
+    outcomes = compare.compare_dirs(results, copy, compare.Tolerances.read())
+    assert all(len(found) == len(collect.read_csv(results / f"{name}.csv"))
+               for name, found in outcomes.items())
+    rows = collect.read_csv(copy / "syscall.csv")
+    moved = next(r for r in rows if r["metric"] == "cycles_per_iteration")
+    moved["value"] = str(float(moved["value"]) + 1)
+    collect.write_csv(rows, copy / "syscall.csv")
+    text, agreed = compare.report(compare.compare_dirs(results, copy, compare.Tolerances.read(),
+                                                       ["syscall"]))
+    assert not agreed and "cycles_per_iteration" in text
+
+
+def _cli(*args: str) -> int:
+    from experiments import __main__ as cli
+
+    return cli.main(["compare", *args])
+
+
+def test_the_compare_command_exits_1_on_a_moved_number_and_0_on_agreement(
+        tmp_path: Path) -> None:
+    _write(tmp_path / "ref", [_row("cycles", 1000.0)])
+    _write(tmp_path / "same", [_row("cycles", 1000.0)])
+    _write(tmp_path / "moved", [_row("cycles", 1001.0)])
+    assert _cli(str(tmp_path / "ref"), str(tmp_path / "same")) == 0
+    assert _cli(str(tmp_path / "ref"), str(tmp_path / "moved")) == 1
+
+
+def test_make_compares_with_the_last_commit_not_the_work_tree(repo_root: Path,
+                                                             tmp_path: Path) -> None:
+    """make compare's reference is results/ as committed: a rewritten work
+    tree results/ is what the re-run is held against, and it fails."""
+    import subprocess
+
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "--quiet", str(repo_root), str(clone)], check=True)
+    rows = collect.read_csv(clone / "results" / "syscall.csv")
+    for row in rows:
+        if row["metric"] == "cycles_per_iteration":
+            row["value"] = str(float(row["value"]) * 2)
+    collect.write_csv(rows, clone / "results" / "syscall.csv")
+    subprocess.run(["make", "--no-print-directory", "committed-reference"], cwd=clone,
+                   check=True)
+    reference = clone / "out" / "committed" / "results"
+    committed = subprocess.run(["git", "-C", str(clone), "show", "HEAD:results/syscall.csv"],
+                               capture_output=True, check=True).stdout
+    assert (reference / "syscall.csv").read_bytes() == committed
+    assert _cli(str(reference), str(clone / "results"), "syscall") == 1
+    assert _cli(str(reference), str(reference), "syscall") == 0
 
 
 def test_the_runs_redone_on_a_second_machine_are_identical() -> None:
