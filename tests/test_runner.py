@@ -40,7 +40,8 @@ def cache_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "cache"
     monkeypatch.setenv(cache.CACHE_ENV, str(root))
     monkeypatch.setenv("FAKE_GEM5_LOG", str(tmp_path / "gem5-invocations.log"))
-    for knob in ("FAKE_GEM5_SLEEP", "FAKE_GEM5_EXIT", "FAKE_GEM5_NO_OPS", "FAKE_GEM5_NO_L2"):
+    for knob in ("FAKE_GEM5_SLEEP", "FAKE_GEM5_EXIT", "FAKE_GEM5_NO_OPS", "FAKE_GEM5_NO_L2",
+                  "FAKE_GEM5_BAD_PARAM"):
         monkeypatch.delenv(knob, raising=False)
     return root
 
@@ -189,6 +190,45 @@ def test_code_hash_is_text_not_a_syntax_tree_dump() -> None:
               '    """Doc."""\n    return X\n')
     # Plain text: the same on every Python version (ast.dump is not).
     assert cache.python_code(source) == "X = 1\ndef f() -> int:\n    return X\n"
+
+
+def test_a_model_gem5_rejects_stops_the_experiment_before_any_boot(
+        tmp_path: Path, cache_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bad = "cpu.noSuchParameter=1"
+    monkeypatch.setenv("FAKE_GEM5_BAD_PARAM", bad)
+    probe = PROBE.replace('features = ["", "pan"]', f'features = ["pan"]\nparams = [["{bad}"]]')
+    with pytest.raises(runner.ExperimentFailed, match=r"(?s)status 2 .*O3CPU has no parameter"):
+        _run(tmp_path, _experiment(tmp_path, probe))
+    assert _simulations(tmp_path) == [], "nothing booted or ran after the failed check"
+    assert not (tmp_path / "results" / "probe.csv").exists()
+
+
+def test_an_edit_to_gem5_configs_changes_the_run_key(tmp_path: Path, cache_root: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """gem5 runs a snapshot of gem5-configs/ keyed by its code: a code edit
+    gives every run another key; a comment or docstring edit does not."""
+    import shutil
+
+    from experiments import gem5_builds
+
+    configs = tmp_path / "gem5-configs"
+    shutil.copytree(gem5_builds.CONFIGS, configs,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(gem5_builds, "CONFIGS", configs)
+    run = _spec_from(PROBE)
+
+    def key() -> str:
+        builds = replace(fake_builds.make(cache.cache_root()),
+                         configs=gem5_builds.snapshot_configs())
+        return gem5_commands.run_simulation(builds, run, None).entry().key
+
+    before = key()
+    params = configs / "hardening" / "params.py"
+    params.write_text(params.read_text().replace('"""``--param', '"""An edited docstring.\n\n``--param', 1)
+                      + "\n# a comment added\n")
+    assert key() == before
+    params.write_text(params.read_text() + "\nEDITED = True\n")
+    assert key() != before
 
 
 def test_missing_counter_owner_and_missing_ops_are_errors(

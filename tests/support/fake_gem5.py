@@ -11,7 +11,9 @@ runs differ. Environment knobs (the tests set them):
 - ``FAKE_GEM5_SLEEP``: seconds to run before finishing (progress lines meanwhile);
 - ``FAKE_GEM5_EXIT``: the exit status to end with (run.py's meanings);
 - ``FAKE_GEM5_NO_OPS``: leave the ``ops=`` line out of the console;
-- ``FAKE_GEM5_NO_L2``: leave every L2 statistic out of stats.txt.
+- ``FAKE_GEM5_NO_L2``: leave every L2 statistic out of stats.txt;
+- ``FAKE_GEM5_BAD_PARAM``: a ``--param`` text the model check rejects, as
+  run.py does a parameter the model lacks (status 2, the reason on stderr).
 """
 
 from __future__ import annotations
@@ -67,6 +69,10 @@ def main(argv: list[str]) -> int:
         with open(log, "a") as handle:
             handle.write(f"{os.getpid()} {mode}\n")
     if "--check" in args:
+        bad = os.environ.get("FAKE_GEM5_BAD_PARAM")
+        if bad and bad in args:
+            print(f"error: --param '{bad}': O3CPU has no parameter", file=sys.stderr)
+            return 2
         print("model ok")
         return 0
     seconds = float(os.environ.get("FAKE_GEM5_SLEEP", "0"))
