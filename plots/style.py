@@ -24,7 +24,6 @@ from hardening import param_overrides  # noqa: E402
 
 PLOTS = Path(__file__).resolve().parent
 REPO_ROOT = PLOTS.parent
-DEFINITIONS = REPO_ROOT / "experiments" / "definitions"
 # The committed record (results/ drawn into plots/out/, whose tables the docs
 # hold) and a user's own runs (out/results/ drawn into out/figures/); the rule
 # is experiments/folders.py's.
@@ -78,16 +77,6 @@ def published() -> dict:
 
 class NoResults(SystemExit):
     """A figure's results do not exist yet (``plots.all`` skips the figure)."""
-
-
-def defined_params(name: str) -> set[str] | None:
-    """The parameter sets (as the CSV's params column spells them) that the
-    experiment's definition runs; None where no definition exists."""
-    path = DEFINITIONS / f"{name}.toml"
-    if not path.is_file():
-        return None
-    matrix = tomllib.loads(path.read_text()).get("matrix", {})
-    return {" ".join(params) for params in matrix.get("params", [[]])}
 
 
 def median_interval(values: Sequence[float], level: float = 0.95
@@ -222,22 +211,13 @@ class Folders:
     out: Path
 
     def load(self, name: str) -> pd.DataFrame:
-        """An experiment's results, refused (as missing) when they hold runs with
-        parameter sets its definition no longer has: a figure would label them
-        by today's meaning of each set."""
+        """An experiment's results. (That committed results hold only parameter
+        sets their definition still has is a test's to check, not a figure's.)"""
         path = self.results / f"{name}.csv"
         if not path.is_file():
             raise NoResults(f"{shown(path)} does not exist: run 'python -m experiments run "
                             f"{name} --results-dir {shown(self.results)}' first")
-        frame = pd.read_csv(path, keep_default_na=False)
-        defined = defined_params(name)
-        if defined is not None and "params" in frame:
-            stale = sorted(set(frame["params"]) - defined)
-            if stale:
-                raise NoResults(f"{shown(path)} holds runs with params '{stale[0]}', which "
-                                f"experiments/definitions/{name}.toml no longer defines: "
-                                f"re-run {name}")
-        return frame
+        return pd.read_csv(path, keep_default_na=False)
 
     def save_table(self, name: str, markdown: str) -> Path:
         """Write ``<out>/<name>.md`` whole or not at all."""

@@ -33,16 +33,6 @@ def test_an_unknown_figure_names_the_valid_ones(capsys: pytest.CaptureFixture[st
     assert "valid: syscall" in capsys.readouterr().err
 
 
-def test_results_made_with_parameter_sets_no_longer_defined_are_skipped(tmp_path: Path) -> None:
-    folders = style.Folders(tmp_path, tmp_path / "figures")
-    (tmp_path / "poe.csv").write_text("params,metric,value\n"
-                                      "sysreg.por.write_latency=7,ns_per_iteration,1\n")
-    with pytest.raises(style.NoResults, match="re-run poe"):
-        folders.load("poe")
-    (tmp_path / "poe.csv").write_text("params,metric,value\n,ns_per_iteration,1\n")
-    assert len(folders.load("poe")) == 1
-
-
 
 def test_every_experiment_is_timed_under_one_claim_of_the_guide() -> None:
     from experiments import spec

@@ -12,6 +12,7 @@ import pytest
 from plots.c1_sctlr_sweep import setting as _setting
 
 RESULTS = Path(__file__).resolve().parent.parent / "results"
+DEFINITIONS = Path(__file__).resolve().parent.parent / "experiments" / "definitions"
 PROVENANCE = ("gem5_version", "gem5_build", "gem5_patches", "kernel_variant", "kernel_source",
               "kernel_build", "disk_build", "configs_hash")
 # Reference runs on QEMU (experiments/qemu_reference.py, qemu_arm32.py) name
@@ -71,3 +72,17 @@ def test_every_result_row_has_provenance(name: str) -> None:
         if name.endswith("-qemu") and not any(row.get(c) for c in GUEST_IMAGES):
             missing.append(" or ".join(GUEST_IMAGES))
         assert not missing, f"{name}: run {row.get('run')} lacks {missing}"
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in RESULTS.glob("*.csv")
+                                        if (DEFINITIONS / f"{p.stem}.toml").is_file()))
+def test_committed_results_hold_only_parameter_sets_their_definition_has(name: str) -> None:
+    """A figure labels a run by what its parameter set means in today's
+    definition: results made with a set the definition no longer has would be
+    drawn under the wrong label, so they must be re-run first."""
+    from experiments import spec
+
+    defined = {" ".join(run.params) for run in spec.load(name).runs}
+    stale = sorted({row.get("params", "") for row in _rows(name)} - defined)
+    assert not stale, f"results/{name}.csv holds params {stale[0]!r}, which " \
+        f"experiments/definitions/{name}.toml no longer defines: re-run {name}"
