@@ -43,7 +43,7 @@ def test_make_then_make_test_on_a_fresh_clone(repo_root: Path, tmp_path: Path) -
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", str(repo_root), str(clone)], check=True)
 
-    made = _run(["make", f"JOBS={os.cpu_count() or 1}"], clone, timeout_minutes=45)
+    made = _run(["make", f"JOBS={os.cpu_count() or 1}"], clone, timeout_minutes=35)
     assert made.returncode == 0, f"make failed:\n{_tail(made)}"
     assert "compare: the re-run agrees with the reference" in made.stdout, _tail(made)
     changed = _run(["git", "status", "--porcelain"], clone, timeout_minutes=1).stdout
@@ -57,6 +57,6 @@ def test_make_then_make_test_on_a_fresh_clone(repo_root: Path, tmp_path: Path) -
     assert "syscall" in host_times and "c4-uaccess" not in host_times
 
     env = {**os.environ, "PYTEST_ADDOPTS": "-m 'not needs_gem5'"}
-    tested = _run(["make", "test"], clone, timeout_minutes=40, env=env)
+    tested = _run(["make", "test"], clone, timeout_minutes=25, env=env)
     assert tested.returncode == 0, f"make test failed after make:\n{_tail(tested)}"
     assert " failed" not in tested.stdout.splitlines()[-1], _tail(tested)
