@@ -159,8 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.command == "compare":
         try:
-            names = args.names + ([n for n in spec.available() if spec.load(n).quick]
-                                  if args.quick else [])
+            names = args.names + (spec.quick_set() if args.quick else [])
             text, agreed = compare.report(compare.compare_dirs(
                 args.reference, args.new, compare.Tolerances.read(args.tolerances), names,
                 args.partial))
@@ -195,8 +194,7 @@ def main(argv: list[str] | None = None) -> int:
             label = spec.derived_label(args.cores, [f"sweep-{args.key}"])
             results_dir = results_dir or folders.USER_DERIVED / label
         else:
-            names = args.names or [n for n in spec.available()
-                                   if args.all or spec.load(n).quick]
+            names = args.names or (spec.available() if args.all else spec.quick_set())
             experiments = [spec.load(name) for name in names]
             if args.cores or args.params:
                 experiments = [spec.derive(e, args.cores, args.params) for e in experiments]

@@ -20,6 +20,7 @@ USER_RESULTS = USER_OUT / "results"
 # Runs on another core, with --param overrides, sweeps, another gem5 binary.
 USER_DERIVED = USER_OUT / "derived"
 USER_TRACES = USER_RESULTS / "traces"
+USER_FIGURES = USER_OUT / "figures"
 
 
 def results_dir_argument(parser: argparse.ArgumentParser) -> None:

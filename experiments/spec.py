@@ -187,6 +187,11 @@ def available(definitions: Path = DEFINITIONS) -> list[str]:
     return sorted(p.stem for p in definitions.glob("*.toml"))
 
 
+def quick_set(definitions: Path = DEFINITIONS) -> list[str]:
+    """The experiments ``make`` runs by default (``quick = true``)."""
+    return [name for name in available(definitions) if load(name, definitions).quick]
+
+
 def check_param(where: str, text: str) -> None:
     """``ROOT.NAME=VALUE`` with a known root; ``sysreg.*`` checked in full.
     (Whether a cpu/cache parameter exists is checked by gem5 itself, in

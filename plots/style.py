@@ -30,7 +30,7 @@ REPO_ROOT = PLOTS.parent
 RESULTS = layout.COMMITTED_RESULTS
 OUT = PLOTS / "out"
 USER_RESULTS = layout.USER_RESULTS
-USER_FIGURES = layout.USER_OUT / "figures"
+USER_FIGURES = layout.USER_FIGURES
 
 # Okabe-Ito colours ordered by lightness so that bars stay apart in grayscale.
 PALETTE = ("#000000", "#0072B2", "#D55E00", "#009E73", "#E69F00", "#56B4E9", "#F0E442")
