@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from builders import cache, kernel
-from experiments import collect, gem5_commands, simulate, spec, trace
+from experiments import collect, gem5_commands, raw_outputs, simulate, spec, trace
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +185,7 @@ def branch_counter(vmlinux: Path) -> trace.FifoReader:
     events = Events()
 
     def finish(out: Path) -> None:
-        start, end = trace.region_ticks(out / "m5out" / "stats.txt")
+        start, end = trace.region_ticks(raw_outputs.stats(out))
         collect.write_csv(count_rows(events.counted(start, end), Symbols.of(vmlinux)),
                           out / COUNTS, COUNT_COLUMNS)
 

@@ -127,7 +127,7 @@ def benchmark_metrics(spec: RunSpec, raw: Path) -> tuple[list[stats.Metric], flo
     if not dumps:
         raise BadOutput(f"{spec.label}: the guest never dumped statistics (no m5 dumpstats "
                         f"in the measured region)\n{tail(raw_outputs.console(raw))}")
-    console = (raw_outputs.console(raw)).read_text(errors="replace")
+    console = raw_outputs.console(raw).read_text(errors="replace")
     operations = measured_operations(console, spec.label)
     parts = model_parts(spec) + model_objects(raw)
     try:
@@ -143,7 +143,7 @@ def arm32_metrics(spec: RunSpec, raw: Path) -> list[tuple[list[stats.Metric], fl
     dump at exit comes after them), and the guest's own clock for the run,
     m5 operations included, as the init's QEMU runs time it."""
     _, calls, repeats = (int(c) for c in spec.workload.args)
-    console = (raw_outputs.console(raw)).read_text(errors="replace")
+    console = raw_outputs.console(raw).read_text(errors="replace")
     reported = [(int(c), int(ns)) for c, ns in ARM32_RUN_LINE.findall(console)]
     if len(reported) != repeats or any(c != calls for c, _ in reported):
         raise BadOutput(f"{spec.label}: the init reported {len(reported)} runs of "
@@ -167,7 +167,7 @@ def arm32_metrics(spec: RunSpec, raw: Path) -> list[tuple[list[stats.Metric], fl
 def selftest_metrics(spec: RunSpec, raw: Path) -> list[stats.Metric]:
     """The verdict of the selftest the run's console frames (a test that fails
     is a result, not an error; a test that never ends is an error)."""
-    console = (raw_outputs.console(raw)).read_text(errors="replace")
+    console = raw_outputs.console(raw).read_text(errors="replace")
     try:
         verdicts = selftests.parse(console)
     except selftests.MissingVerdict as err:

@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import TextIO
 
 from builders import cache
-from experiments import collect, gem5_builds, gem5_commands, runner, simulate, spec, stats
+from experiments import (collect, gem5_builds, gem5_commands, raw_outputs, runner, simulate, spec,
+                         stats)
 
 log = logging.getLogger(__name__)
 
@@ -271,7 +272,7 @@ class FifoReader:
         self._reader: threading.Thread | None = None
 
     def started(self, out: Path) -> None:
-        fifo = out / "m5out" / self._fifo
+        fifo = out / raw_outputs.M5OUT / self._fifo
         os.mkfifo(fifo)
         self._reader = threading.Thread(target=self._read, args=(fifo,), daemon=True)
         self._reader.start()
@@ -292,7 +293,7 @@ class FifoReader:
             self._failure.append(err)
 
     def stopped(self, out: Path) -> None:
-        fifo = out / "m5out" / self._fifo
+        fifo = out / raw_outputs.M5OUT / self._fifo
         if self._reader is not None:
             # The reader may not have reached its open() yet (gem5 failed at
             # once), when opening the writing end fails: try until it ends.
@@ -326,7 +327,7 @@ def instruction_counter() -> FifoReader:
     def finish(out: Path) -> None:
         if not parts:
             raise BadTrace("no trace was read")
-        start, end = region_ticks(out / "m5out" / "stats.txt")
+        start, end = region_ticks(raw_outputs.stats(out))
         collect.write_csv(count_rows(counted(region(parts[0], start, end))), out / COUNTS,
                           COUNT_COLUMNS)
 
