@@ -90,6 +90,11 @@ def main(argv: list[str] | None = None) -> int:
                      "e.g. cpu.numROBEntries=64: a derived run")
     run.add_argument("--samples", type=int, help="layout samples per run (overrides the "
                      "experiment's 'samples'; sample 0 is the run as defined)")
+    run.add_argument("--detail", choices=spec.catalog.DETAILS,
+                     help="full: the core model from the restore; fast-forward: the atomic "
+                     "CPU through the model's caches except from each benchmark's detailed "
+                     "warm-up to its region's end (overrides the experiment's 'detail'; "
+                     "a change goes to out/derived/detail-<detail>)")
     _build_arguments(run)
     _backend_arguments(run)
     sweeping = sub.add_parser("sweep", help="run a benchmark experiment with one parameter "
@@ -202,6 +207,11 @@ def main(argv: list[str] | None = None) -> int:
                 results_dir = results_dir or folders.USER_DERIVED / label
             if args.samples is not None:
                 experiments = [spec.with_samples(e, args.samples) for e in experiments]
+            if args.detail is not None:
+                changed = [spec.with_detail(e, args.detail) for e in experiments]
+                if changed != experiments and not (args.cores or args.params):
+                    results_dir = results_dir or folders.USER_DERIVED / f"detail-{args.detail}"
+                experiments = changed
             if args.cpu:
                 experiments = [spec.only_cpu(e, args.cpu) for e in experiments]
                 cpu = args.cpu

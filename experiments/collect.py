@@ -22,7 +22,7 @@ from pathlib import Path
 from builders import cache, patches
 from experiments import raw_outputs, selftests, stats
 from experiments.raw_outputs import SimulationFailed, tail
-from experiments.spec import RunSpec
+from experiments.spec import RunSpec, catalog
 
 COORDINATES = ("experiment", "run", "cpu", "core", "cores", "nodes", "variant", "kernel_args",
                "features", "params", "workload", "sample")
@@ -32,7 +32,7 @@ PROVENANCE = ("gem5_version", "gem5_build", "gem5_patches", "gem5_tools_build",
               "kernel_variant", "kernel_source", "kernel_build", "disk_build", "checkpoint",
               "configs_hash", "repo_commit", "repo_dirty")
 CSV_COLUMNS = (*COORDINATES, "metric", "value", "unit", *PROVENANCE, "host_seconds",
-               "host_inst_rate")
+               "host_inst_rate", "detail", "host_split")
 OPS_LINE = re.compile(r"\bops=(\d+)\b")
 # pgtable_bench's count of 64 KiB folios the kernel allocated while it
 # populated its memory, beside how many it asked for: which folio size a run
@@ -130,11 +130,37 @@ def benchmark_metrics(spec: RunSpec, raw: Path) -> tuple[list[stats.Metric], flo
     console = raw_outputs.console(raw).read_text(errors="replace")
     operations = measured_operations(console, spec.label)
     parts = model_parts(spec) + model_objects(raw)
+    if run_detail(raw) == catalog.DETAIL_FAST_FORWARD and (
+            fast := stats.fast_cpu_instructions(dumps[0])):
+        raise BadOutput(f"{spec.label}: {fast:.0f} instructions of the measured region ran "
+                        "on the fast (atomic) CPU: the benchmark must call "
+                        "bench_detail_begin() before the region's warm-up")
     try:
         metrics = stats.region_metrics(dumps[0], operations, parts)
     except stats.MissingStats as err:
         raise BadOutput(f"{spec.label}: {err} ({raw_outputs.stats(raw)})") from err
     return metrics + guest_reported(console), stats.host_rate(dumps[0])
+
+
+def run_detail(raw: Path) -> str:
+    """How much of the run the core model simulated (runs made before the
+    choice existed: all of it)."""
+    return str(raw_outputs.model(raw).get("detail") or catalog.DETAIL_FULL)
+
+
+def host_split(raw: Path) -> str:
+    """Host seconds of a benchmark run's parts, ``setup=…;warmup=…;region=…;teardown=…``:
+    before the guest asked for detail, the detailed part less the region,
+    the region (its dump's hostSeconds), after detail ended. Empty for runs
+    without a log of the requests (32-bit runs, selftests, older runs)."""
+    log = raw_outputs.detail(raw).get("host_seconds")
+    dumps = stats.read_dumps(raw_outputs.stats(raw)) if raw_outputs.stats(raw).is_file() else []
+    if not isinstance(log, dict) or not dumps or not log["detailed"]:
+        return ""
+    region = dumps[0].get("hostSeconds", 0.0)
+    parts = {"setup": log["setup"], "warmup": max(log["detailed"] - region, 0.0),
+             "region": region, "teardown": log["teardown"]}
+    return ";".join(f"{name}={seconds:.1f}" for name, seconds in parts.items())
 
 
 def arm32_metrics(spec: RunSpec, raw: Path) -> list[tuple[list[stats.Metric], float | None]]:
@@ -203,6 +229,8 @@ def rows_for(spec: RunSpec, raw: cache.Entry) -> list[dict[str, object]]:
         "kernel_args": " ".join(spec.kernel_args),
         "params": " ".join(spec.params), "workload": spec.workload.name,
         **provenance(raw.path),
+        "detail": run_detail(raw.path) if spec.cpu == "o3" else "",
+        "host_split": host_split(raw.path) if spec.workload.kind == "benchmark" else "",
     }
     return [{**common, "sample": sample, "host_inst_rate": "" if rate is None else rate,
              "metric": m.name, "value": m.value, "unit": m.unit}

@@ -191,6 +191,8 @@ def run_simulation(builds: Builds, spec: RunSpec, checkpoint: cache.Entry | None
         "--script", GuestScript("# model check\n" if check
                                 else spec.guest_script(kernel_module(builds, spec))),
         *[a for p in spec.params for a in ("--param", p)],
+        # Left out at its default, so full-detail runs keep their keys.
+        *(["--detail", spec.detail] if spec.detail != catalog.DETAIL_FULL else []),
         *(["--atomic-clock", spec.workload.atomic_clock]
           if spec.cpu == "atomic" and spec.workload.atomic_clock else [])]
     kind, label = ("model-checks", f"check {spec.label}") if check else ("runs", spec.label)

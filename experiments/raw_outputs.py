@@ -3,7 +3,8 @@
 
 A raw output directory holds ``m5out/`` (gem5's ``stats.txt`` and
 ``config.json``, the guest console, and run.py's ``model.json``: what the
-run's configuration placed), gem5's ``simout.txt`` and ``simerr.txt``,
+run's configuration placed, and ``detail.json``: when the guest asked for the
+core model and how the host time split around that), gem5's ``simout.txt`` and ``simerr.txt``,
 ``command.txt`` and ``provenance.json``, the sidecar saying which commit of
 this repository, builds and host made it.
 """
@@ -18,6 +19,7 @@ M5OUT = "m5out"
 CONSOLE = "board.terminal"
 STATS = "stats.txt"
 MODEL = "model.json"
+DETAIL = "detail.json"
 SIMOUT = "simout.txt"
 SIMERR = "simerr.txt"
 COMMAND = "command.txt"
@@ -42,6 +44,13 @@ def model(raw: Path) -> dict[str, object]:
     """What run.py says the run's configuration placed (empty for runs made
     before it wrote one)."""
     path = raw / M5OUT / MODEL
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def detail(raw: Path) -> dict[str, object]:
+    """run.py's log of the guest's requests for detail (empty for runs made
+    before it wrote one, and for 32-bit runs)."""
+    path = raw / M5OUT / DETAIL
     return json.loads(path.read_text()) if path.is_file() else {}
 
 

@@ -64,6 +64,8 @@ TOP_LEVEL: dict[str, Type] = {
     "matrix": TABLE, "workloads": TABLES, "exclude": TABLES, "samples": INTEGER,
     # Cores of the simulated machine (every run of the experiment).
     "core_count": INTEGER,
+    # "full" (default) or "fast-forward": the core model only around the regions.
+    "detail": STRING,
 }
 TOP_REQUIRED = ("matrix", "workloads")
 MATRIX: dict[str, Type] = {

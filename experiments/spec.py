@@ -83,6 +83,10 @@ class RunSpec:
     # k * LAYOUT_STEP_KIB of tmpfs, so the benchmark gets other physical pages
     # (other cache sets, DRAM banks): a sample of the layout's effect.
     sample: int = 0
+    # catalog.DETAILS: the core model from the restore, or only from the
+    # benchmark's bench_detail_begin() to its region's end (the rest on the
+    # atomic CPU through the model's caches).
+    detail: str = catalog.DETAIL_FULL
 
     @property
     def label(self) -> str:
@@ -91,6 +95,8 @@ class RunSpec:
         where = self.core if self.cpu == "o3" else self.cpu
         reset = " (from reset)" if self.workload.from_reset else ""
         sample = f" #{self.sample}" if self.sample else ""
+        if self.detail != catalog.DETAIL_FULL:
+            reset += f" ({self.detail})"
         return (f"{where}{self.machine_label}{reset} {self.variant}{self.cmdline_label} "
                 f"[{features}] {self.workload.name}{params}{sample}")
 
@@ -307,6 +313,10 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
             catalog.check_topology(core_count, nodes)
         except catalog.BadTopology as err:
             raise BadExperiment(f"{path}: core_count {core_count}, nodes {nodes}: {err}") from err
+    detail = data.get("detail", catalog.DETAIL_FULL)
+    if detail not in catalog.DETAILS:
+        raise BadExperiment(f"{path}: unknown detail '{detail}'; valid: "
+                            f"{', '.join(catalog.DETAILS)}")
     samples = data.get("samples", 1)
     if samples < 1 or (samples > 1 and kind != "benchmark"):
         raise BadExperiment(f"{path}: 'samples' must be at least 1, and above 1 only for "
@@ -315,7 +325,8 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
         RunSpec(experiment=data.get("name", name), core=core,
                 variant=variant, features=features, params=params, workload=workload,
                 memory=data.get("memory", "1GiB"), cores=core_count, nodes=nodes, max_ms=max_ms,
-                cpu=cpu, kernel_args=cmdline, sample=sample)
+                cpu=cpu, kernel_args=cmdline, sample=sample,
+                detail=detail if cpu == "o3" else catalog.DETAIL_FULL)
         for cpu, core, variant, features, cmdline, core_count, nodes, params, workload, sample
         in itertools.product(cpus, matrix["cores"], matrix["variants"], feature_sets, cmdlines,
                              core_counts, node_counts, param_sets, workloads, range(samples))
@@ -338,6 +349,16 @@ def only_cpu(experiment: Experiment, cpu: str) -> Experiment:
     if cpu not in catalog.CPU_TYPES:
         raise BadExperiment(f"unknown cpu '{cpu}'; valid cpus: {', '.join(catalog.CPU_TYPES)}")
     return replace(experiment, runs=tuple(r for r in experiment.runs if r.cpu == cpu))
+
+
+def with_detail(experiment: Experiment, detail: str) -> Experiment:
+    """Every detailed run of the experiment with this detail (``run --detail``)."""
+    if detail not in catalog.DETAILS:
+        raise BadExperiment(f"unknown detail '{detail}'; valid: {', '.join(catalog.DETAILS)}")
+    runs = tuple(replace(r, detail=detail) if r.cpu == "o3" else r for r in experiment.runs)
+    for run in runs:
+        check_run(experiment.name, run)
+    return replace(experiment, runs=runs)
 
 
 def derive(experiment: Experiment, cores: Sequence[str] = (),
@@ -448,6 +469,14 @@ def check_run(where: str, run: RunSpec) -> None:
             f"and kernel variant '{run.variant}' is {'32-bit arm' if arm32_kernel else 'arm64'}; "
             f"32-bit variants run on {', '.join(catalog.ARM32_CORE_MODULES)}, arm64 ones on "
             f"{', '.join(catalog.CORE_MODULES)}")
+    if run.detail == catalog.DETAIL_FAST_FORWARD and (
+            run.arm32 or run.cpu != "o3" or run.workload.kind != "benchmark"
+            or run.workload.from_reset):
+        raise BadExperiment(
+            f"{where}: {run.label}: detail {catalog.DETAIL_FAST_FORWARD} switches from the "
+            "atomic CPU to the core model when a benchmark of the arm64 disk asks "
+            "(bench_detail_begin); this run cannot (a 32-bit board, a selftest, the atomic "
+            "CPU or a boot from reset); use detail full")
     if not run.arm32:
         if run.workload.benchmark == ARM32_BENCHMARK:
             raise BadExperiment(f"{where}: workload {run.workload.name}: '{ARM32_BENCHMARK}' is "

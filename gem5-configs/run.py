@@ -24,8 +24,13 @@ checkpoint gets its own script at that point.
 
 Exit status: 0 success; 2 bad arguments or unsupported feature; 3 the guest
 script failed (m5 fail); 4 guest kernel panic or oops; 5 tick limit reached
-(guest hung or never called m5 exit); 6 unexpected exit event
+(guest hung or never called m5 exit); 6 unexpected exit event;
+7 a fast-forward run whose guest never asked for the core model
 (``hardening/exit_codes.py``, which the runner reads too).
+
+``--detail fast-forward`` (measure, direct): the run starts on the atomic CPU
+with the core model's caches and switches to the core model only while the
+guest asks (``hardening/fast_forward.py``).
 """
 
 from __future__ import annotations
@@ -63,10 +68,13 @@ from hardening.tlbi import (  # noqa: E402
     TLBI_ROOT, WALKER_ROOT, describe, make_tlbi_timing, stage1_walkers)
 from hardening.catalog import MAX_CORES, NODE_COUNTS, BadTopology  # noqa: E402
 from hardening.exit_codes import (  # noqa: E402
-    EXIT_GUEST_FAILED, EXIT_HUNG, EXIT_KERNEL_PANIC, EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE)
+    EXIT_GUEST_FAILED, EXIT_HUNG, EXIT_KERNEL_PANIC, EXIT_NO_DETAIL, EXIT_OK, EXIT_UNEXPECTED,
+    EXIT_USAGE)
+from hardening.fast_forward import DetailSwitcher  # noqa: E402
 from hardening.numa import NODE_LINK_ROOT, Topology, make_memory  # noqa: E402
 from hardening.privilege import count_privilege  # noqa: E402
-from hardening.processor import atomic_processor, detailed_processor  # noqa: E402
+from hardening.processor import (  # noqa: E402
+    FastForwardProcessor, atomic_processor, detailed_processor)
 
 BOOT_CLOCK = "2GHz"  # the atomic boot's clock only sets how fast guest time passes
 BOOT_SCRIPT = """\
@@ -126,6 +134,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
             p.add_argument("--cpu", choices=catalog.CPU_TYPES,
                            default="o3" if mode == "measure" else "atomic",
                            help="o3: the --core model with its caches; atomic: as the boot")
+            p.add_argument("--detail", choices=catalog.DETAILS, default=catalog.DETAIL_FULL,
+                           help="o3 only. full: the core model from the start; "
+                           "fast-forward: the atomic CPU through the model's caches, "
+                           "the core model only between the guest's m5 workbegin and "
+                           "workend")
             p.add_argument("--atomic-clock", default=BOOT_CLOCK,
                            help="clock of the atomic CPU (--cpu atomic only): it only sets "
                            "how many instructions a guest second holds, e.g. lower for a "
@@ -191,6 +204,10 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
         raise BadTopology("the mte feature's tag storage models one memory: it runs on "
                           "one NUMA node only")
     detailed = args.mode != "boot" and args.cpu == "o3"
+    detail = getattr(args, "detail", catalog.DETAIL_FULL)
+    if args.mode != "boot":
+        catalog.check_detail(detail, args.cpu)
+    fast_forward = detail == catalog.DETAIL_FAST_FORWARD
     model = load_core(args.core) if detailed else None
     architecture = model.architecture if model else catalog.check_architecture(args.architecture)
     release = make_release(architecture, features)
@@ -205,15 +222,20 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
         if args.atomic_clock != BOOT_CLOCK:
             raise UnknownParameter("--atomic-clock applies to --cpu atomic only (an o3 run "
                                    "has its core model's clock)")
-        processor = detailed_processor(model.make_cpu, args.cores)
-        topology.place([core.get_simobject() for core in processor.get_cores()])
+        if fast_forward:
+            processor = FastForwardProcessor(model.make_cpu, args.cores)
+            cpus = processor.detailed_cpus()
+            topology.place([core.get_simobject() for core in processor.get_cores()])
+        else:
+            processor = detailed_processor(model.make_cpu, args.cores)
+            cpus = [core.get_simobject() for core in processor.get_cores()]
+        topology.place(cpus)
         timing = model.sysreg_timing.overridden(sysreg_overrides)
-        for core in processor.get_cores():
-            for decoder in core.get_simobject().decoder:
+        for cpu in cpus:
+            for decoder in cpu.decoder:
                 timing.install(decoder)
         hierarchy = PrivateL1L2SharedL3(topology, model.make_l1i, model.make_l1d,
                                         model.make_l2, model.make_l3, mte_tags)
-        cpus = [core.get_simobject() for core in processor.get_cores()]
         count_privilege(cpus)
         apply_overrides({
             "cpu": cpus,
@@ -239,6 +261,7 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
     description = {
         "mode": args.mode,
         "cpu": "o3" if detailed else "atomic",
+        "detail": detail if args.mode != "boot" else None,
         "core": model.name if model else None,
         "clock": clock,
         "architecture": architecture,
@@ -269,12 +292,18 @@ def is_guest_panic(cause: str) -> bool:
 
 
 def simulate(board, args: argparse.Namespace,
-             until: Callable[[], bool] | None = None) -> tuple[Simulator, TickLimit, str]:
+             until: Callable[[], bool] | None = None,
+             switcher: DetailSwitcher | None = None) -> tuple[Simulator, TickLimit, str]:
     """Instantiate the board and simulate until an exit event main() decides
-    on, the tick limit, or ``until`` holds; the exit event's cause."""
+    on, the tick limit, or ``until`` holds; the exit event's cause. The guest's
+    work items go to ``switcher`` (by default one that ignores them: gem5's
+    own handlers would reset and dump the statistics)."""
     limit = TickLimit(board, args.max_ticks, check_ticks=args.check_ticks, until=until)
+    switcher = switcher or DetailSwitcher(catalog.DETAIL_FULL, None)
     simulator = Simulator(board=board, on_exit_event={
-        **stop_on(STOP_EVENTS), ExitEvent.SCHEDULED_TICK: limit.on_tick_exit()})
+        **stop_on(STOP_EVENTS), ExitEvent.SCHEDULED_TICK: limit.on_tick_exit(),
+        ExitEvent.WORKBEGIN: switcher.on_work_begin(),
+        ExitEvent.WORKEND: switcher.on_work_end()})
     # The limit counts from the run's first tick, which a restore sets.
     simulator._instantiate()
     limit.begin()
@@ -288,12 +317,13 @@ def simulate(board, args: argparse.Namespace,
     return simulator, limit, simulator.get_last_exit_event_cause()
 
 
-def run_simulation(board, args: argparse.Namespace, script: str,
-                   checkpoint: Path | None) -> tuple[ExitEvent, str, Simulator]:
+def run_simulation(board, args: argparse.Namespace, script: str, checkpoint: Path | None,
+                   switcher: DetailSwitcher | None = None
+                   ) -> tuple[ExitEvent, str, Simulator]:
     set_workload(board, args.vmlinux, args.disk, args.bootloader, script, checkpoint,
                  (*args.kernel_arg, *kernel_args(catalog.parse_features(args.features),
                                                  args.memory)))
-    simulator, limit, cause = simulate(board, args)
+    simulator, limit, cause = simulate(board, args, switcher=switcher)
     if is_guest_panic(cause):
         return ExitEvent.KERNEL_PANIC, cause, simulator
     if limit.reached:
@@ -453,7 +483,7 @@ def main(argv: list[str]) -> int:
     try:
         board, description = build(args)
     except (catalog.UnknownName, FeatureNotSupported, UnknownParameter,
-            BadSysRegTiming, BadMemorySize, BadTopology) as err:
+            BadSysRegTiming, BadMemorySize, BadTopology, catalog.BadDetail) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
     if getattr(args, "check", False):
@@ -477,7 +507,16 @@ def main(argv: list[str]) -> int:
     else:
         script = args.script.read_text()
         checkpoint = args.checkpoint if args.mode == "measure" else None
-        event, cause, simulator = run_simulation(board, args, script, checkpoint)
+        processor = board.get_processor()
+        switcher = DetailSwitcher(
+            args.detail, processor if isinstance(processor, FastForwardProcessor) else None)
+        event, cause, simulator = run_simulation(board, args, script, checkpoint, switcher)
+        switcher.write(outdir / "detail.json")
+        if event == ExitEvent.EXIT and switcher.never_switched:
+            print("error: fast-forward run, but the guest never asked for the core model "
+                  "(m5 workbegin, bench_detail_begin()): nothing was measured in detail",
+                  file=sys.stderr)
+            return EXIT_NO_DETAIL
         if event == ExitEvent.EXIT:
             print(f"guest finished at tick {simulator.get_current_tick()}")
             return EXIT_OK

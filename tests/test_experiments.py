@@ -635,3 +635,42 @@ def test_another_gem5_binary_never_writes_over_the_committed_results(
     assert cli.main(command) == 0
     expected = Path(where) if where == "elsewhere" else spec.REPO_ROOT / where
     assert written == [expected]
+
+
+def test_detail_is_checked_and_reaches_gem5_only_when_not_full(tmp_path: Path) -> None:
+    from support import fake_builds
+
+    builds = fake_builds.make(tmp_path)
+    full = spec.load("probe", _write(tmp_path, GOOD)).runs[0]
+    fast = spec.load("probe", _write(tmp_path, 'detail = "fast-forward"\n' + GOOD)).runs[0]
+    assert (full.detail, fast.detail) == ("full", "fast-forward")
+    assert "(fast-forward)" in fast.label and "fast-forward" not in full.label
+    full_argv = _argv(gem5_commands.run_simulation(builds, full, None))
+    fast_argv = _argv(gem5_commands.run_simulation(builds, fast, None))
+    # Full-detail runs keep the keys they had before the choice existed.
+    assert "--detail" not in full_argv
+    assert fast_argv[fast_argv.index("--detail") + 1] == "fast-forward"
+    with pytest.raises(spec.BadExperiment, match="unknown detail 'fast'; valid: full, "
+                       "fast-forward"):
+        spec.load("probe", _write(tmp_path, 'detail = "fast"\n' + GOOD))
+
+
+def test_fast_forward_is_refused_where_no_benchmark_can_ask_for_it() -> None:
+    for name in ("c3-arm32-pan", "mte-selftests", "kasan-boot"):
+        with pytest.raises(spec.BadExperiment, match="use detail full"):
+            spec.with_detail(spec.load(name), "fast-forward")
+    # Atomic runs are left as they are: there is nothing to switch to.
+    assert spec.with_detail(spec.load("syscall"), "fast-forward").runs[0].detail == (
+        "fast-forward")
+
+
+def test_region_counters_add_the_fast_forward_processors_cores() -> None:
+    dump = {"simTicks": 1000.0,
+            "board.processor.cores.core.numCycles": 0.0,
+            "board.processor.cores.core.commitStats0.numInsts": 0.0,
+            "board.processor.detailed_cores.core.numCycles": 500.0,
+            "board.processor.detailed_cores.core.commitStats0.numInsts": 800.0}
+    assert stats.Counter("cycles", "cycles", stats.CORES, "numCycles").value(dump) == 500.0
+    assert stats.fast_cpu_instructions(dump) == 0.0
+    dump["board.processor.cores.core.commitStats0.numInsts"] = 12.0
+    assert stats.fast_cpu_instructions(dump) == 12.0

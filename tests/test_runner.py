@@ -41,7 +41,7 @@ def cache_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv(cache.CACHE_ENV, str(root))
     monkeypatch.setenv("FAKE_GEM5_LOG", str(tmp_path / "gem5-invocations.log"))
     for knob in ("FAKE_GEM5_SLEEP", "FAKE_GEM5_EXIT", "FAKE_GEM5_NO_OPS", "FAKE_GEM5_NO_L2",
-                  "FAKE_GEM5_BAD_PARAM"):
+                  "FAKE_GEM5_BAD_PARAM", "FAKE_GEM5_REGION_ON_FAST_CPU"):
         monkeypatch.delenv(knob, raising=False)
     return root
 
@@ -478,3 +478,46 @@ def test_the_slurm_backend_makes_the_local_backends_csv(
     # Everything ran as jobs: 2 model checks, 2 boots, 2 runs in the Slurm cache.
     assert len(list((tmp_path / "slurm-cache" / "runs").glob("*/manifest.json"))) == 2
     assert not list((tmp_path / "slurm-cache").rglob(backends.EXIT_STATUS))
+
+
+def test_fast_forward_rows_say_so_and_split_the_host_time(tmp_path: Path,
+                                                         cache_root: Path) -> None:
+    full = _run(tmp_path, _experiment(tmp_path), "full")
+    fast = _run(tmp_path, spec.with_detail(_experiment(tmp_path), "fast-forward"), "fast")
+    assert {r["detail"] for r in full} == {"full"}
+    assert {r["detail"] for r in fast} == {"fast-forward"}
+    # Its own simulations (the detail is in the run key), the two boots shared.
+    assert {r["run"] for r in full}.isdisjoint({r["run"] for r in fast})
+    assert sorted(line.split()[1] for line in _simulations(tmp_path)) == [
+        "boot"] * 2 + ["measure"] * 4
+    # The region's counters are the core model's (detailed_cores), the
+    # atomic CPU's (idle in the region) add nothing.
+    instructions = {r["value"] for r in fast if r["metric"] == "instructions"}
+    assert instructions == {"50000.0"}
+    # setup, then the detailed part less the region's 0.5 s, the region, teardown.
+    assert {r["host_split"] for r in fast} == {
+        "setup=2.0;warmup=1.0;region=0.5;teardown=0.2"}
+
+
+def test_a_region_on_the_fast_cpu_fails_its_run(tmp_path: Path, cache_root: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_GEM5_REGION_ON_FAST_CPU", "1")
+    experiment = spec.with_detail(_experiment(tmp_path), "fast-forward")
+    with pytest.raises(runner.ExperimentFailed) as failure:
+        _run(tmp_path, experiment)
+    assert "1234 instructions of the measured region ran on the fast (atomic) CPU" in str(
+        failure.value)
+    assert "cortex-a76 (fast-forward) baseline [none] invalid" in str(failure.value)
+
+
+def test_a_guest_that_never_asks_for_detail_fails_with_its_meaning(
+        tmp_path: Path, cache_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_GEM5_EXIT", "7")
+    experiment = spec.with_detail(_experiment(tmp_path), "fast-forward")
+    experiment = replace(experiment, runs=experiment.runs[:1])
+    builds = fake_builds.make(cache.cache_root())
+    gem5 = simulate.Gem5Runner(simulate.RepoState.read())
+    with pytest.raises(runner.ExperimentFailed) as failure:
+        runner.run_experiments([experiment], builds, gem5, 1, tmp_path / "results")
+    # The boot fails first here (every invocation exits 7): the meaning is named.
+    assert "never asked for detail" in str(failure.value)

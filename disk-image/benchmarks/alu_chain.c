@@ -72,6 +72,7 @@ int main(int argc, char **argv)
 	n = bench_count(argv[3], "N");
 	blocks = (n + 15) / 16;
 
+	bench_detail_begin();
 	x = chain(1, 3, (warmup + 15) / 16);
 	bench_region_begin();
 	x = chain(x, 3, blocks);

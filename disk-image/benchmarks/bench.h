@@ -110,15 +110,31 @@ static inline unsigned long bench_count(const char *text, const char *what)
 	return value;
 }
 
+/*
+ * From here the run needs the core model: call after set-up, before the
+ * detailed warm-up that precedes a region. A fast-forward run (run.py
+ * --detail fast-forward) has simulated everything so far on gem5's atomic
+ * CPU, through the model's caches, and switches now; a full-detail run is
+ * on the core model already and goes on. The request is an m5 work item
+ * (workbegin), as is its end in bench_region_end().
+ */
+static inline void bench_detail_begin(void)
+{
+	m5_work_begin(0, 0);
+}
+
 /* Statistics gathered between these two calls are what the run reports. */
 static inline void bench_region_begin(void)
 {
 	m5_reset_stats(0, 0);
 }
 
+/* The region's statistics are dumped; what follows (teardown, checks) may
+ * run on the fast CPU again. */
 static inline void bench_region_end(void)
 {
 	m5_dump_stats(0, 0);
+	m5_work_end(0, 0);
 }
 
 /* xorshift64: a few instructions per number, plenty for shuffles and branch

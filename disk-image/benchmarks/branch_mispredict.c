@@ -98,6 +98,7 @@ int main(int argc, char **argv)
 			   (i & 4) ? 0x0101010101010101ULL : 0;
 	bytes = (unsigned char *)words;
 
+	bench_detail_begin();
 	branch_loop(bytes, warmup);
 	bench_region_begin();
 	taken = branch_loop(bytes + warmup, n);

@@ -118,6 +118,7 @@ int main(int argc, char **argv)
 	blocks = (n + UNROLL - 1) / UNROLL;
 
 	memset(buf, 1, sizeof(buf));
+	bench_detail_begin();
 	loop(buf, (warmup + UNROLL - 1) / UNROLL);
 	bench_region_begin();
 	loop(buf, blocks);

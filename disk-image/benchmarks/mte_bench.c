@@ -154,6 +154,7 @@ int main(int argc, char **argv)
 	table = bench_map((objects * sizeof(*table) + PAGE - 1) / PAGE * PAGE, PAGE,
 			  MADV_NOHUGEPAGE);
 
+	bench_detail_begin();
 	/* One unmeasured pass warms caches, TLBs and predictors. */
 	tag_all(memory, table, objects, mode != UNTAGGED);
 	if (measure_tagging) {

@@ -108,6 +108,7 @@ int main(int argc, char **argv)
 
 	if (!strcmp(argv[1], "set")) {
 		key = pkey_alloc_or_die(0);
+		bench_detail_begin();
 		run_set(key, warmup);
 		bench_region_begin();
 		run_set(key, iterations);
@@ -135,6 +136,7 @@ int main(int argc, char **argv)
 		action.sa_sigaction = step_over_load;
 		action.sa_flags = SA_SIGINFO;
 		sigaction(SIGSEGV, &action, NULL);
+		bench_detail_begin();
 		run_denied(page, warmup);
 		bench_region_begin();
 		run_denied(page, iterations);

@@ -85,6 +85,7 @@ int main(int argc, char **argv)
 	set = bench_map((size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1), HUGE_PAGE, MADV_HUGEPAGE);
 	p = build_chain(set, lines);
 
+	bench_detail_begin();
 	p = bench_chase(p, (warm + 7) / 8);
 	bench_region_begin();
 	p = bench_chase(p, blocks);

@@ -87,6 +87,7 @@ int main(int argc, char **argv)
 	if (ia_off)
 		disable_ia_key();
 
+	bench_detail_begin();
 	loop(warmup);
 	bench_region_begin();
 	loop(iterations);

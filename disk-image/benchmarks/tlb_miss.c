@@ -89,6 +89,7 @@ int main(int argc, char **argv)
 	pages = bench_map(npages * PAGE, PAGE, MADV_NOHUGEPAGE);
 	build_chain(pages, npages);
 
+	bench_detail_begin();
 	p = bench_chase(line_of(pages, 0), (warm + 7) / 8);
 	bench_region_begin();
 	p = bench_chase(p, blocks);

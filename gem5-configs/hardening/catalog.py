@@ -63,6 +63,25 @@ FEATURES: tuple[str, ...] = ("pan", "pac", "fpac", "bti", "mte", "poe")
 
 CPU_TYPES: tuple[str, ...] = ("atomic", "o3")
 
+# How much of a detailed (o3) run the core model simulates: all of it from the
+# restore, or only what the guest brackets (hardening/fast_forward.py), the
+# rest on the atomic CPU through the model's caches.
+DETAIL_FULL = "full"
+DETAIL_FAST_FORWARD = "fast-forward"
+DETAILS: tuple[str, ...] = (DETAIL_FULL, DETAIL_FAST_FORWARD)
+
+
+class BadDetail(ValueError):
+    """A detail mode the run cannot have."""
+
+
+def check_detail(detail: str, cpu: str) -> None:
+    if detail not in DETAILS:
+        raise BadDetail(f"unknown detail '{detail}' (valid: {', '.join(DETAILS)})")
+    if detail == DETAIL_FAST_FORWARD and cpu != "o3":
+        raise BadDetail(f"detail {DETAIL_FAST_FORWARD} switches to a core model: it needs "
+                        f"--cpu o3, not {cpu}")
+
 # Machine sizes the board builds (hardening/numa.py): cores split evenly over nodes.
 MAX_CORES = 8
 NODE_COUNTS: tuple[int, ...] = (1, 2)

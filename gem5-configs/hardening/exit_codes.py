@@ -13,6 +13,7 @@ EXIT_GUEST_FAILED = 3
 EXIT_KERNEL_PANIC = 4
 EXIT_HUNG = 5
 EXIT_UNEXPECTED = 6
+EXIT_NO_DETAIL = 7
 
 MEANING: dict[int, str] = {
     EXIT_USAGE: "bad arguments or a feature this gem5 build lacks",
@@ -20,4 +21,6 @@ MEANING: dict[int, str] = {
     EXIT_KERNEL_PANIC: "the guest kernel panicked or oopsed",
     EXIT_HUNG: "tick limit reached: the guest hung or never ran m5 exit",
     EXIT_UNEXPECTED: "unexpected exit event",
+    EXIT_NO_DETAIL: ("fast-forward run whose guest never asked for detail "
+                     "(bench_detail_begin): nothing ran on the core model"),
 }

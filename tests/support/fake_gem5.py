@@ -13,12 +13,19 @@ runs differ. Environment knobs (the tests set them):
 - ``FAKE_GEM5_NO_OPS``: leave the ``ops=`` line out of the console;
 - ``FAKE_GEM5_NO_L2``: leave every L2 statistic out of stats.txt;
 - ``FAKE_GEM5_BAD_PARAM``: a ``--param`` text the model check rejects, as
-  run.py does a parameter the model lacks (status 2, the reason on stderr).
+  run.py does a parameter the model lacks (status 2, the reason on stderr);
+- ``FAKE_GEM5_REGION_ON_FAST_CPU``: a ``--detail fast-forward`` run whose
+  region shows instructions on the atomic CPU (a benchmark that never asked
+  for the core model before its region).
+
+A run writes ``model.json`` and ``detail.json`` as run.py does; with
+``--detail fast-forward`` its statistics name both processors' cores.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import sys
@@ -30,29 +37,35 @@ def _arg(argv: list[str], name: str) -> str | None:
     return argv[argv.index(name) + 1] if name in argv else None
 
 
-def stats_text(seed: int, with_l2: bool) -> str:
+def stats_text(seed: int, with_l2: bool, fast_forward: bool = False,
+               fast_cpu_insts: int = 0) -> str:
     cycles = 100_000 + seed % 1000
+    cores = "detailed_cores" if fast_forward else "cores"
     lines = [
         "---------- Begin Simulation Statistics ----------",
         "simSeconds 0.000050",
         f"simTicks {cycles * 350}",
         "simInsts 999999",
         "hostSeconds 0.5",
-        f"board.processor.cores.core.numCycles {cycles}",
-        "board.processor.cores.core.commitStats0.numInsts 50000",
-        "board.processor.cores.core.branchPred.condIncorrect 10",
-        "board.processor.cores.core.rename.serializing 120",
-        "board.processor.cores.core.rename.serializeStallCycles 3000",
-        "board.processor.cores.core.fetch.cacheLines 9000",
+        f"board.processor.{cores}.core.numCycles {cycles}",
+        f"board.processor.{cores}.core.commitStats0.numInsts 50000",
+        f"board.processor.{cores}.core.branchPred.condIncorrect 10",
+        f"board.processor.{cores}.core.rename.serializing 120",
+        f"board.processor.{cores}.core.rename.serializeStallCycles 3000",
+        f"board.processor.{cores}.core.fetch.cacheLines 9000",
         # l1d misses are absent (zero), as gem5 leaves out nozero counters.
         "board.cache_hierarchy.l1d.overallHits::total 4000",
         "board.cache_hierarchy.l1i.overallMisses::total 3",
-        "board.processor.cores.core.mmu.dtb.readMisses 2",
-        "board.processor.cores.core.mmu.itb.instMisses 1",
-        "board.processor.cores.core.mmu.dtb.flushTlb 7",
-        "board.processor.cores.core.mmu.dtb.flushedEntries 30",
+        f"board.processor.{cores}.core.mmu.dtb.readMisses 2",
+        f"board.processor.{cores}.core.mmu.itb.instMisses 1",
+        f"board.processor.{cores}.core.mmu.dtb.flushTlb 7",
+        f"board.processor.{cores}.core.mmu.dtb.flushedEntries 30",
         "board.memory.mem_ctrl.readReqs 5",
     ]
+    if fast_forward:
+        # The atomic CPU at the boot's path: idle while the region ran.
+        lines += ["board.processor.cores.core.numCycles 0",
+                  f"board.processor.cores.core.commitStats0.numInsts {fast_cpu_insts}"]
     if with_l2:
         lines.append("board.cache_hierarchy.l2.overallMisses::total 4")
     lines.append("---------- End Simulation Statistics   ----------")
@@ -95,8 +108,15 @@ def main(argv: list[str]) -> int:
         checkpoint.mkdir(parents=True, exist_ok=True)
         (checkpoint / "m5.cpt").write_text("fake\n")
     else:
-        (outdir / "stats.txt").write_text(
-            stats_text(seed, with_l2=not os.environ.get("FAKE_GEM5_NO_L2")))
+        detail = _arg(args, "--detail") or "full"
+        fast_forward = detail == "fast-forward"
+        (outdir / "stats.txt").write_text(stats_text(
+            seed, with_l2=not os.environ.get("FAKE_GEM5_NO_L2"), fast_forward=fast_forward,
+            fast_cpu_insts=1234 if os.environ.get("FAKE_GEM5_REGION_ON_FAST_CPU") else 0))
+        (outdir / "model.json").write_text(json.dumps({"mode": mode, "detail": detail}))
+        (outdir / "detail.json").write_text(json.dumps({
+            "detail": detail,
+            "host_seconds": {"setup": 2.0, "detailed": 1.5, "teardown": 0.25}}))
     return int(os.environ.get("FAKE_GEM5_EXIT", "0"))
 
 
