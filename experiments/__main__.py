@@ -1,5 +1,6 @@
 """``python -m experiments run NAME [NAME ...] [-j N] [--cpu C] [--results-dir D]``,
 ``python -m experiments compare REFERENCE NEW [NAME ...]``,
+``python -m experiments paired REFERENCE NEW [NAME ...]``,
 ``python -m experiments trace NAME --variant V --workload W [--features F] [--sample N]
 [--branches]`` and
 ``python -m experiments list``."""
@@ -16,8 +17,8 @@ from pathlib import Path
 from builders import buildroot
 from builders.gem5 import VARIANTS as GEM5_VARIANTS
 from builders.process import CommandFailed
-from experiments import (backends, branches, compare, folders, gem5_builds, qemu_arm32,
-                         qemu_reference, runner, simulate, spec, trace)
+from experiments import (backends, branches, compare, folders, gem5_builds, paired,
+                         qemu_arm32, qemu_reference, runner, simulate, spec, trace)
 
 EXIT_FAILED = 1
 EXIT_CANCELLED = 130  # as a shell reports a process stopped by SIGINT
@@ -124,6 +125,13 @@ def main(argv: list[str] | None = None) -> int:
     comparison.add_argument("--partial", action="store_true",
                             help="the re-run holds only some runs: compare those, and do not "
                             "count the runs it lacks")
+    pairing = sub.add_parser(
+        "paired", help="per metric, the relative errors of re-run rows against the same runs' "
+        "reference rows (e.g. fast-forward against full detail); exit 1 if the iterations "
+        "or the instructions per iteration moved")
+    pairing.add_argument("reference", type=Path)
+    pairing.add_argument("new", type=Path)
+    pairing.add_argument("names", nargs="*", help="results to pair (default: every CSV in NEW)")
     tracing = sub.add_parser(
         "trace", help="simulate one run again with gem5's instruction trace and count, per "
         "kernel function, its region's system-register, barrier and serializing instructions")
@@ -175,6 +183,18 @@ def main(argv: list[str] | None = None) -> int:
         print("compare: the re-run agrees with the reference" if agreed else
               "compare: the re-run DIFFERS from the reference")
         return 0 if agreed else EXIT_FAILED
+    if args.command == "paired":
+        try:
+            pairing = paired.pair_dirs(args.reference, args.new, args.names)
+        except compare.BadComparison as err:
+            logging.error("%s", err)
+            return EXIT_FAILED
+        print(paired.table(pairing))
+        if pairing.unpaired:
+            print(f"{pairing.unpaired} rows of {args.new} have no reference row")
+        for violation in pairing.violations:
+            print(f"moved: {violation}")
+        return EXIT_FAILED if pairing.violations else 0
     if args.command == "trace":
         try:
             run, gem5, planned = trace.prepare(args.name, args.variant, args.workload,

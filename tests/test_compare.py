@@ -222,3 +222,27 @@ def test_an_older_file_without_the_later_coordinates_still_joins(tmp_path: Path)
     results = compare.compare_dirs(ref, _write(tmp_path / "new", [_row("cycles", 1.0)]),
                                    compare.Tolerances.read())
     assert compare.report(results)[1]
+
+
+def test_paired_errors_per_metric_and_what_must_not_move() -> None:
+    from experiments import paired
+
+    def row(metric: str, value: float, workload: str = "invalid") -> dict[str, str]:
+        return {"experiment": "syscall", "core": "cortex-a76", "variant": "baseline",
+                "features": "none", "workload": workload, "metric": metric,
+                "value": str(value)}
+
+    reference = [row("cycles", 100.0), row("cycles", 200.0, "getppid"),
+                 row("iterations", 10.0), row("instructions_per_iteration", 1000.0)]
+    new = [row("cycles", 101.0), row("cycles", 196.0, "getppid"),
+           row("iterations", 10.0), row("instructions_per_iteration", 1000.5),
+           row("cycles", 5.0, "other")]
+    pairing = paired.pair(reference, new)
+    cycles = next(m for m in pairing.metrics if m.metric == "cycles")
+    assert cycles.errors == pytest.approx((0.01, -0.02))
+    assert cycles.worst == pytest.approx(0.02) and cycles.mean == pytest.approx(-0.005)
+    assert pairing.unpaired == 1 and not pairing.violations
+    # An instruction count 0.2% off and a different operation count both fail.
+    new[3] = row("instructions_per_iteration", 1002.0)
+    new[2] = row("iterations", 11.0)
+    assert len(paired.pair(reference, new).violations) == 2
