@@ -133,6 +133,8 @@ class RunSpec:
         if self.workload.kind == "selftests":
             limit = ([f"SELFTEST_TIMEOUT={self.workload.timeout_s}"]
                      if self.workload.timeout_s else [])
+            if self.detail == catalog.DETAIL_FAST_FORWARD:
+                limit.append("SELFTEST_DETAIL=1")
             command = " ".join([*limit, "run-selftest", *self.workload.args])
             if self.workload.kunit_rerun:
                 suite = self.workload.args[0].removeprefix("kunit/")
@@ -470,13 +472,14 @@ def check_run(where: str, run: RunSpec) -> None:
             f"32-bit variants run on {', '.join(catalog.ARM32_CORE_MODULES)}, arm64 ones on "
             f"{', '.join(catalog.CORE_MODULES)}")
     if run.detail == catalog.DETAIL_FAST_FORWARD and (
-            run.arm32 or run.cpu != "o3" or run.workload.kind != "benchmark"
-            or run.workload.from_reset):
+            run.arm32 or run.cpu != "o3" or run.workload.from_reset
+            or run.workload.kunit_rerun or run.workload.args[0].startswith("kunit/")):
         raise BadExperiment(
             f"{where}: {run.label}: detail {catalog.DETAIL_FAST_FORWARD} switches from the "
-            "atomic CPU to the core model when a benchmark of the arm64 disk asks "
-            "(bench_detail_begin); this run cannot (a 32-bit board, a selftest, the atomic "
-            "CPU or a boot from reset); use detail full")
+            "atomic CPU to the core model when a program of the arm64 disk asks (a "
+            "benchmark's bench_detail_begin, run-selftest around its test program); this "
+            "run cannot (a 32-bit board, a KUnit suite, the atomic CPU or a boot from "
+            "reset); use detail full")
     if not run.arm32:
         if run.workload.benchmark == ARM32_BENCHMARK:
             raise BadExperiment(f"{where}: workload {run.workload.name}: '{ARM32_BENCHMARK}' is "
