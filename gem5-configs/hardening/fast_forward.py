@@ -52,7 +52,7 @@ class DetailSwitcher:
             raise ValueError("a fast-forward run needs a FastForwardProcessor, a full run none")
 
     def _request(self, kind: str, detailed: bool) -> None:
-        switched = self.processor is not None and self.processor.is_detailed != detailed
+        switched = self.processor is not None and self.processor.is_detailed() != detailed
         if switched and detailed:
             self.processor.to_detailed()
         elif switched:

@@ -90,16 +90,15 @@ class FastForwardProcessor(AbstractProcessor):
     def all_cpus(self) -> list[BaseCPU]:
         return [core.get_simobject() for core in [*self._fast, *self._detailed]]
 
-    @property
     def is_detailed(self) -> bool:
         return self._active is not self._fast
 
     def to_detailed(self) -> None:
-        if not self.is_detailed:
+        if not self.is_detailed():
             self._switch(self._detailed)
 
     def to_fast(self) -> None:
-        if self.is_detailed:
+        if self.is_detailed():
             self._switch(self._fast)
 
     def _switch(self, to: list[AbstractCore]) -> None:
