@@ -192,6 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         print(paired.table(pairing))
         if pairing.unpaired:
             print(f"{pairing.unpaired} rows of {args.new} have no reference row")
+        for change in pairing.from_zero:
+            print(f"from zero: {change}")
         for violation in pairing.violations:
             print(f"moved: {violation}")
         return EXIT_FAILED if pairing.violations else 0
