@@ -21,7 +21,7 @@ FIGURES = ("syscall", "core_validation", "c1_published", "c1_sctlr", "c1_sctlr_s
            "c2_kpkeys", "c2_kpkeys_por", "c2_kpkeys_vmalloc", "c2_kpkeys_spawn",
            "c2_kpkeys_trace", "c3_arm32", "c3_dacr", "c4_uaccess", "c4_uaccess_sysreg",
            "c5_contpte", "c5_contpte_sweep", "c5_contpte_numa", "poe", "mte", "selftests",
-           "host_times")
+           "host_times", "fast_forward")
 
 
 def main(argv: list[str] | None = None) -> int:
