@@ -2,7 +2,10 @@
 ``python -m plots.all [FIGURE ...] [--results DIR] [--out DIR]``.
 
 A figure whose CSV is missing is skipped with a line saying which experiment
-makes it; any other failure stops with an error. ``make figures`` draws a
+makes it, and its pictures and table from an earlier drawing are removed (so
+the folder never shows results the folder of CSVs no longer has); a figure
+named on the command line and skipped makes the exit status 1. Any other
+failure stops with an error. ``make figures`` draws a
 user's runs (out/results into out/figures, the defaults); ``make publish``
 draws the committed record (results into plots/out), then ``plots.readme``.
 """
@@ -38,16 +41,31 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown figure(s) {', '.join(unknown)}; valid: {', '.join(FIGURES)}")
     drawn, skipped = 0, 0
     for name in args.figures or FIGURES:
+        module = importlib.import_module(f"plots.{name}")
         try:
-            importlib.import_module(f"plots.{name}").main(folders)
+            module.main(folders)
             drawn += 1
         except style.NoResults as missing:
-            logging.info("skipped %s: %s", name, missing)
+            removed = remove_outputs(folders, getattr(module, "OUTPUTS", (name,)))
+            logging.info("skipped %s: %s%s", name, missing,
+                         f" (removed the earlier {', '.join(removed)})" if removed else "")
             skipped += 1
         finally:
             style.plt.close("all")
     logging.info("figures: %d drawn, %d skipped (no results)", drawn, skipped)
-    return 0
+    return 1 if args.figures and skipped else 0
+
+
+def remove_outputs(folders: style.Folders, names: tuple[str, ...]) -> list[str]:
+    """A skipped figure's files from an earlier drawing, deleted; their names."""
+    removed = []
+    for name in names:
+        for suffix in ("pdf", "png", "md"):
+            path = folders.out / f"{name}.{suffix}"
+            if path.is_file():
+                path.unlink()
+                removed.append(path.name)
+    return removed
 
 
 if __name__ == "__main__":

@@ -18,13 +18,24 @@ def test_every_figure_script_is_drawn() -> None:
     assert set(all_figures.FIGURES) == scripts
 
 
-def test_a_figure_without_results_is_skipped(tmp_path: Path,
-                                             caplog: pytest.LogCaptureFixture) -> None:
+def test_a_figure_without_results_is_skipped_and_its_old_pictures_go(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO)
-    assert all_figures.main(["syscall", "c4_uaccess", "--results", str(tmp_path),
-                             "--out", str(tmp_path / "figures")]) == 0
+    figures = tmp_path / "figures"
+    figures.mkdir()
+    for name in ("syscall.png", "syscall.pdf", "c3_arm32_qemu.md", "other.png"):
+        (figures / name).write_text("from an earlier drawing")
+    # Every figure: what has no results is skipped, and that is not an error.
+    assert all_figures.main(["--results", str(tmp_path), "--out", str(figures)]) == 0
     assert "skipped syscall" in caplog.text
     assert "python -m experiments run c4-uaccess" in caplog.text
+    # A picture of results the folder no longer has is not left behind.
+    left = {p.name for p in figures.iterdir()}
+    assert "other.png" in left
+    assert not left & {"syscall.png", "syscall.pdf", "c3_arm32_qemu.md"}
+    # A figure asked for by name and not drawn is an error.
+    assert all_figures.main(["syscall", "--results", str(tmp_path), "--out",
+                             str(figures)]) == 1
 
 
 def test_an_unknown_figure_names_the_valid_ones(capsys: pytest.CaptureFixture[str]) -> None:
