@@ -25,7 +25,8 @@ checkpoint gets its own script at that point.
 Exit status: 0 success; 2 bad arguments or unsupported feature; 3 the guest
 script failed (m5 fail); 4 guest kernel panic or oops; 5 tick limit reached
 (guest hung or never called m5 exit); 6 unexpected exit event;
-7 a fast-forward run whose guest never asked for the core model
+7 a fast-forward run whose measured region did not run wholly on the core
+model (the guest never asked for it, or asked too late)
 (``hardening/exit_codes.py``, which the runner reads too).
 
 ``--detail fast-forward`` (measure, direct): the run starts on the atomic CPU
@@ -70,7 +71,7 @@ from hardening.catalog import MAX_CORES, NODE_COUNTS, BadTopology  # noqa: E402
 from hardening.exit_codes import (  # noqa: E402
     EXIT_GUEST_FAILED, EXIT_HUNG, EXIT_KERNEL_PANIC, EXIT_NO_DETAIL, EXIT_OK, EXIT_UNEXPECTED,
     EXIT_USAGE)
-from hardening.fast_forward import DetailSwitcher  # noqa: E402
+from hardening.fast_forward import DetailSwitcher, regions_on_the_fast_cpu  # noqa: E402
 from hardening.numa import NODE_LINK_ROOT, Topology, make_memory  # noqa: E402
 from hardening.privilege import count_privilege  # noqa: E402
 from hardening.processor import (  # noqa: E402
@@ -516,6 +517,14 @@ def main(argv: list[str]) -> int:
             print("error: fast-forward run, but the guest never asked for the core model "
                   "(m5 workbegin, bench_detail_begin()): nothing was measured in detail",
                   file=sys.stderr)
+            return EXIT_NO_DETAIL
+        stats = outdir / "stats.txt"
+        if (event == ExitEvent.EXIT and switcher.processor is not None and stats.is_file()
+                and any(regions_on_the_fast_cpu(stats.read_text()))):
+            print("error: fast-forward run, but a measured region ran (partly) on the fast "
+                  "CPU: the guest asked for the core model after the region began "
+                  f"(instructions on the atomic CPU per dump: "
+                  f"{regions_on_the_fast_cpu(stats.read_text())})", file=sys.stderr)
             return EXIT_NO_DETAIL
         if event == ExitEvent.EXIT:
             print(f"guest finished at tick {simulator.get_current_tick()}")

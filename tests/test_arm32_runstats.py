@@ -48,3 +48,20 @@ def test_arm32_cores_are_not_arm64_cores() -> None:
         catalog.check_core("cortex-a15")
     assert catalog.architecture_of("cortex-a15") == "armv7-a"
     assert catalog.architecture_of("cortex-a76") == "armv8.2"
+
+
+def test_a_fast_forward_region_on_the_atomic_cpu_is_seen_in_its_dump() -> None:
+    from hardening.runstats import regions_on_the_fast_cpu
+
+    def dump(atomic: int) -> str:
+        return ("---------- Begin Simulation Statistics ----------\n"
+                "simTicks 1000\n"
+                f"board.processor.cores.core.commitStats0.numInsts {atomic}\n"
+                "board.processor.detailed_cores.core.commitStats0.numInsts 900\n"
+                "---------- End Simulation Statistics   ----------\n")
+
+    assert regions_on_the_fast_cpu(dump(0) + dump(0)) == [0, 0]
+    assert regions_on_the_fast_cpu(dump(0) + dump(37)) == [0, 37]
+    # A full-detail run's cores are the core model's: nothing to see.
+    assert regions_on_the_fast_cpu(dump(0).replace("cores.core.commitStats0.numInsts 0\n",
+                                                   "")) == [0]

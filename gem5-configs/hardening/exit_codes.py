@@ -21,6 +21,7 @@ MEANING: dict[int, str] = {
     EXIT_KERNEL_PANIC: "the guest kernel panicked or oopsed",
     EXIT_HUNG: "tick limit reached: the guest hung or never ran m5 exit",
     EXIT_UNEXPECTED: "unexpected exit event",
-    EXIT_NO_DETAIL: ("fast-forward run whose guest never asked for detail "
-                     "(bench_detail_begin): nothing ran on the core model"),
+    EXIT_NO_DETAIL: ("fast-forward run whose measured region did not run wholly on the "
+                     "core model: the guest never asked for detail (bench_detail_begin), "
+                     "or asked after the region began"),
 }

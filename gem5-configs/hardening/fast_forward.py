@@ -25,6 +25,9 @@ import m5
 
 from hardening.catalog import DETAIL_FAST_FORWARD, DETAIL_FULL
 from hardening.processor import FastForwardProcessor
+from hardening.runstats import regions_on_the_fast_cpu
+
+__all__ = ["DETAIL_FULL", "DETAIL_FAST_FORWARD", "DetailSwitcher", "regions_on_the_fast_cpu"]
 
 
 @dataclass
@@ -100,5 +103,3 @@ class DetailSwitcher:
             "host_seconds": self.host_split(end),
         }, indent=2) + "\n")
 
-
-__all__ = ["DETAIL_FULL", "DETAIL_FAST_FORWARD", "DetailSwitcher"]

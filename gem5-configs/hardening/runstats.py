@@ -20,6 +20,9 @@ STAT_LINE = re.compile(r"^(\S+)\s+(-?[\d.]+(?:e[+-]?\d+)?|nan|inf)\b", re.MULTIL
 CYCLES = re.compile(r"^board\.processor\.cores\d*\.core\.numCycles$")
 INSTRUCTIONS = re.compile(r"^board\.processor\.cores\d*\.core\.commitStats0\.numInsts$")
 TICKS_PER_NS = 1000  # gem5's tick is 1 ps (simFreq 10^12)
+# A fast-forward run's atomic CPUs, at the boot's path (its core model's
+# CPUs are detailed_cores).
+FAST_CPU_INSTRUCTIONS = re.compile(r"^board\.processor\.cores\d*\.core\.commitStats0\.numInsts$")
 
 
 @dataclass(frozen=True)
@@ -77,3 +80,11 @@ def parse_run_stats(text: str, calls: int) -> list[RunStats]:
     return [RunStats(calls=calls, ticks=int(stats["simTicks"]),
                      cycles=_sum(stats, CYCLES), instructions=_sum(stats, INSTRUCTIONS))
             for stats in dumps(text)]
+
+
+def regions_on_the_fast_cpu(text: str) -> list[int]:
+    """For each dump of a fast-forward run's ``stats.txt``, the instructions its
+    atomic CPUs committed within it: all zero when every region ran on the
+    core model."""
+    return [_sum(stats, FAST_CPU_INSTRUCTIONS) if any(
+        FAST_CPU_INSTRUCTIONS.match(n) for n in stats) else 0 for stats in dumps(text)]
