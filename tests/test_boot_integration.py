@@ -171,6 +171,39 @@ def test_one_real_run_through_the_runner(builds: Builds, tmp_path: Path) -> None
     assert again.read_text() == target.read_text()
 
 
+def test_fast_forward_switches_at_the_request_and_measures_what_full_detail_does(
+        builds: Builds, tmp_path: Path) -> None:
+    """The probe's one run both ways, through the runner: the fast-forward run
+    switches to the core model once and back once, its region is all on the
+    core model, and its metrics are the full-detail run's (same instructions,
+    time within 0.1%)."""
+    import csv
+
+    from experiments import runner
+
+    (tmp_path / "probe.toml").write_text(REAL_PROBE)
+    experiment = spec.load("probe", tmp_path)
+    gem5 = simulate.Gem5Runner(simulate.RepoState.read())
+    rows = {}
+    for detail in ("full", "fast-forward"):
+        (target,) = runner.run_experiments([spec.with_detail(experiment, detail)], builds,
+                                           gem5, 1, tmp_path / detail)
+        with target.open() as handle:
+            rows[detail] = {r["metric"]: r for r in csv.DictReader(handle)}
+    fast, full = rows["fast-forward"], rows["full"]
+    assert {r["detail"] for r in fast.values()} == {"fast-forward"}
+    assert fast["instructions"]["value"] == full["instructions"]["value"]
+    assert float(fast["ns_per_iteration"]["value"]) == pytest.approx(
+        float(full["ns_per_iteration"]["value"]), rel=1e-3)
+    from builders import cache
+
+    raw = cache.Entry(kind="runs", key=fast["instructions"]["run"], root=cache.cache_root())
+    log = raw_outputs.detail(raw.path)
+    assert [(r["kind"], r["switched"]) for r in log["requests"]] == [
+        ("begin", True), ("end", True)]
+    assert fast["instructions"]["host_split"].startswith("setup=")
+
+
 def test_one_real_run_through_slurm_makes_the_local_csv(
         builds: Builds, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         request: pytest.FixtureRequest) -> None:
