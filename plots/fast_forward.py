@@ -58,8 +58,9 @@ def main(folders: style.Folders) -> None:
              f"{'none did' if not pairing.violations else f'{len(pairing.violations)} did'}. "
              f"Counts that were zero in full detail and are not now (a TLB or cache miss or "
              f"two at the switch): {len(pairing.from_zero)}.", "",
-             "| experiment | runs | full detail (host min) | fast-forward (host min) | "
-             "speed-up | fast-forward: set-up / warm-up / region / teardown (host min) |",
+             "| experiment | runs | full detail, committed rows (host min) | fast-forward "
+             "(host min) | ratio | fast-forward: set-up / warm-up / region / teardown (host "
+             "min) |",
              "|---|---:|---:|---:|---:|---|"]
     lines += [host_rows(name, folders.load(name), pd.read_csv(checks / f"{name}.csv",
                                                               keep_default_na=False))
