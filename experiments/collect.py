@@ -31,6 +31,8 @@ LATER_COORDINATES = {"cores": "1", "nodes": "1"}
 PROVENANCE = ("gem5_version", "gem5_build", "gem5_patches", "gem5_tools_build",
               "kernel_variant", "kernel_source", "kernel_build", "disk_build", "checkpoint",
               "configs_hash", "repo_commit", "repo_dirty")
+# How long the host took: differs between two makings of one run.
+HOST_TIMING = ("host_seconds", "host_inst_rate", "host_split")
 CSV_COLUMNS = (*COORDINATES, "metric", "value", "unit", *PROVENANCE, "host_seconds",
                "host_inst_rate", "detail", "host_split")
 OPS_LINE = re.compile(r"\bops=(\d+)\b")
