@@ -147,19 +147,19 @@ def segments(lines: Iterable[str], progress: int = PROGRESS_LINES) -> list[Segme
 
 
 def region(parts: Sequence[Segment], start_tick: int, end_tick: int) -> Segment:
-    """The counts between the pseudo-ops nearest the region's start and end
-    (its stats reset and dump)."""
+    """The counts from the pseudo-op nearest the region's start (its stats
+    reset) to the next pseudo-op (its stats dump): a benchmark makes no m5
+    call inside a region, and the ops that follow the dump (the end of
+    detail, m5 workend) lie a few instructions later, so matching the dump by
+    its tick alone could take one of them (an exec trace's tick is the
+    instruction's fetch, before the dump)."""
     bounded = [s for s in parts if s.end_tick is not None]
     if not bounded:
         raise BadTrace("the trace holds no gem5 pseudo-op: the region cannot be found")
-    first = min(range(len(bounded)), key=lambda i: abs(bounded[i].start_tick - start_tick))
-    last = min(range(len(bounded)), key=lambda i: abs(bounded[i].end_tick - end_tick))
-    if last < first:
+    first = min(bounded, key=lambda s: abs(s.start_tick - start_tick))
+    if first.end_tick is None or first.end_tick > end_tick:
         raise BadTrace(f"no trace segment spans the region (ticks {start_tick}-{end_tick})")
-    merged = Segment(start_tick=bounded[first].start_tick, end_tick=bounded[last].end_tick)
-    for part in bounded[first:last + 1]:
-        merged.bodies.update(part.bodies)
-    return merged
+    return first
 
 
 @dataclass

@@ -61,6 +61,11 @@ def test_the_region_is_the_part_between_reset_and_dump() -> None:
     assert {"function": "all", "instruction": "mrs", "operand": "sp_el0",
             "serializing": True, "value": 1, "unit": "instructions"} in rows
     assert "1  mrs sp_el0  serializing" in trace.summary(rows, 5)
+    # The end of detail (m5 workend) right after the dump, its fetch nearer the
+    # dump's tick than the dump's own: still the dump ends the region.
+    lines = [op_line(100), KERNEL_LINE, op_line(190), PLAIN_LINE, op_line(199), USER_LINE]
+    assert trace.counted(trace.region(trace.segments(lines), 100, 200)).per_function == {
+        "copy_page_range": 1}
 
 
 def test_a_trace_without_pseudo_ops_is_refused() -> None:
