@@ -132,11 +132,6 @@ def benchmark_metrics(spec: RunSpec, raw: Path) -> tuple[list[stats.Metric], flo
     console = raw_outputs.console(raw).read_text(errors="replace")
     operations = measured_operations(console, spec.label)
     parts = model_parts(spec) + model_objects(raw)
-    if run_detail(raw) == catalog.DETAIL_FAST_FORWARD and (
-            fast := stats.fast_cpu_instructions(dumps[0])):
-        raise BadOutput(f"{spec.label}: {fast:.0f} instructions of the measured region ran "
-                        "on the fast (atomic) CPU: the benchmark must call "
-                        "bench_detail_begin() before the region's warm-up")
     try:
         metrics = stats.region_metrics(dumps[0], operations, parts)
     except stats.MissingStats as err:

@@ -96,7 +96,6 @@ PRIVILEGE = "privilege_cycles"
 # boot's path (cores) and the core model's beside them (detailed_cores).
 CORES = r"board\.processor\.(?:detailed_)?cores\d*\.core"
 INSTRUCTIONS = rf"{CORES}\.commitStats0\.numInsts"
-FAST_CPU_INSTRUCTIONS = r"board\.processor\.cores\d*\.core\.commitStats0\.numInsts"
 COUNTERS: tuple[Counter, ...] = (
     Counter("cycles", "cycles", CORES, "numCycles"),
     Counter("instructions", "instructions", CORES, r"commitStats0\.numInsts"),
@@ -183,12 +182,6 @@ def region_metrics(dump: dict[str, float], iterations: int,
         metrics.append(Metric("ipc", counters["instructions"] / counters["cycles"],
                               "instructions/cycle"))
     return metrics
-
-
-def fast_cpu_instructions(dump: dict[str, float]) -> float:
-    """Instructions the atomic CPUs of a fast-forward run committed within a
-    region: any at all means the region did not run wholly on the core model."""
-    return _sum_matching(dump, FAST_CPU_INSTRUCTIONS) or 0.0
 
 
 def host_rate(dump: dict[str, float]) -> float | None:

@@ -63,7 +63,7 @@ from hardening.mte_timing import (  # noqa: E402
     BadMemorySize, kernel_args, make_mte_tag_timing, memory_with_tag_carve_out)
 from hardening.params import UnknownParameter, apply_overrides  # noqa: E402
 from hardening.progress import CHECK_TICKS, TickLimit  # noqa: E402
-from hardening.runstats import parse_run_stats  # noqa: E402
+from hardening.runstats import parse_run_stats, regions_on_the_fast_cpu  # noqa: E402
 from hardening.sysreg import GEM5_TIMING, BadSysRegTiming, split_overrides  # noqa: E402
 from hardening.tlbi import (  # noqa: E402
     TLBI_ROOT, WALKER_ROOT, describe, make_tlbi_timing, stage1_walkers)
@@ -71,7 +71,7 @@ from hardening.catalog import MAX_CORES, NODE_COUNTS, BadTopology  # noqa: E402
 from hardening.exit_codes import (  # noqa: E402
     EXIT_GUEST_FAILED, EXIT_HUNG, EXIT_KERNEL_PANIC, EXIT_NO_DETAIL, EXIT_OK, EXIT_UNEXPECTED,
     EXIT_USAGE)
-from hardening.fast_forward import DetailSwitcher, regions_on_the_fast_cpu  # noqa: E402
+from hardening.fast_forward import DetailSwitcher  # noqa: E402
 from hardening.numa import NODE_LINK_ROOT, Topology, make_memory  # noqa: E402
 from hardening.privilege import count_privilege  # noqa: E402
 from hardening.processor import (  # noqa: E402
@@ -519,12 +519,13 @@ def main(argv: list[str]) -> int:
                   file=sys.stderr)
             return EXIT_NO_DETAIL
         stats = outdir / "stats.txt"
-        if (event == ExitEvent.EXIT and switcher.processor is not None and stats.is_file()
-                and any(regions_on_the_fast_cpu(stats.read_text()))):
+        on_fast_cpu = (regions_on_the_fast_cpu(stats.read_text())
+                       if event == ExitEvent.EXIT and switcher.processor is not None
+                       and stats.is_file() else [])
+        if any(on_fast_cpu):
             print("error: fast-forward run, but a measured region ran (partly) on the fast "
                   "CPU: the guest asked for the core model after the region began "
-                  f"(instructions on the atomic CPU per dump: "
-                  f"{regions_on_the_fast_cpu(stats.read_text())})", file=sys.stderr)
+                  f"(instructions on the atomic CPU per dump: {on_fast_cpu})", file=sys.stderr)
             return EXIT_NO_DETAIL
         if event == ExitEvent.EXIT:
             print(f"guest finished at tick {simulator.get_current_tick()}")

@@ -23,11 +23,8 @@ from pathlib import Path
 
 import m5
 
-from hardening.catalog import DETAIL_FAST_FORWARD, DETAIL_FULL
+from hardening.catalog import DETAIL_FAST_FORWARD
 from hardening.processor import FastForwardProcessor
-from hardening.runstats import regions_on_the_fast_cpu
-
-__all__ = ["DETAIL_FULL", "DETAIL_FAST_FORWARD", "DetailSwitcher", "regions_on_the_fast_cpu"]
 
 
 @dataclass

@@ -20,9 +20,6 @@ STAT_LINE = re.compile(r"^(\S+)\s+(-?[\d.]+(?:e[+-]?\d+)?|nan|inf)\b", re.MULTIL
 CYCLES = re.compile(r"^board\.processor\.cores\d*\.core\.numCycles$")
 INSTRUCTIONS = re.compile(r"^board\.processor\.cores\d*\.core\.commitStats0\.numInsts$")
 TICKS_PER_NS = 1000  # gem5's tick is 1 ps (simFreq 10^12)
-# A fast-forward run's atomic CPUs, at the boot's path (its core model's
-# CPUs are detailed_cores).
-FAST_CPU_INSTRUCTIONS = re.compile(r"^board\.processor\.cores\d*\.core\.commitStats0\.numInsts$")
 
 
 @dataclass(frozen=True)
@@ -85,6 +82,7 @@ def parse_run_stats(text: str, calls: int) -> list[RunStats]:
 def regions_on_the_fast_cpu(text: str) -> list[int]:
     """For each dump of a fast-forward run's ``stats.txt``, the instructions its
     atomic CPUs committed within it: all zero when every region ran on the
-    core model."""
-    return [_sum(stats, FAST_CPU_INSTRUCTIONS) if any(
-        FAST_CPU_INSTRUCTIONS.match(n) for n in stats) else 0 for stats in dumps(text)]
+    core model. (They sit at the boot's path, ``cores``, which INSTRUCTIONS
+    matches; the core model's CPUs are ``detailed_cores``.)"""
+    return [_sum(stats, INSTRUCTIONS) if any(INSTRUCTIONS.match(n) for n in stats) else 0
+            for stats in dumps(text)]
