@@ -36,6 +36,9 @@ class UniformProcessor(AbstractProcessor):
     def incorporate_processor(self, board: AbstractBoard) -> None:
         board.set_mem_mode(self._mem_mode)
 
+    def all_cpus(self) -> list[BaseCPU]:
+        return [core.get_simobject() for core in self.get_cores()]
+
 
 def atomic_processor(num_cores: int) -> UniformProcessor:
     return UniformProcessor(_atomic_cpu, num_cores, MemMode.ATOMIC)
@@ -88,6 +91,8 @@ class FastForwardProcessor(AbstractProcessor):
         return [core.get_simobject() for core in self._detailed]
 
     def all_cpus(self) -> list[BaseCPU]:
+        """Both kinds, running or switched out (each keeps its own count of
+        committed instructions)."""
         return [core.get_simobject() for core in [*self._fast, *self._detailed]]
 
     def is_detailed(self) -> bool:

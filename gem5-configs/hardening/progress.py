@@ -59,8 +59,9 @@ class TickLimit:
         m5.scheduleTickExitAbsolute(target)
 
     def instructions(self) -> int:
-        return sum(int(core.get_simobject().totalInsts())
-                   for core in self.board.get_processor().get_cores())
+        # Every CPU, switched out or not: a fast-forward run's count goes on
+        # across the switches instead of restarting at each.
+        return sum(int(cpu.totalInsts()) for cpu in self.board.get_processor().all_cpus())
 
     def report(self) -> None:
         print(f"progress: tick={m5.curTick()} start={self.start} limit={self.limit} "
