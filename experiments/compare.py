@@ -129,7 +129,7 @@ def _join_value(row: dict[str, str], column: str) -> str:
     return row.get(column) or OLDER_FILES.get(column, "")
 
 
-def _index(rows: Iterable[dict[str, str]], where: str = "results"
+def index_rows(rows: Iterable[dict[str, str]], where: str = "results"
            ) -> dict[tuple[str, ...], dict[str, str]]:
     """Rows by their join key; two rows with one key cannot be paired, so they fail."""
     indexed: dict[tuple[str, ...], dict[str, str]] = {}
@@ -148,7 +148,7 @@ def compare_rows(reference: list[dict[str, str]], new: list[dict[str, str]],
     """Row by row. ``partial``: the re-run holds some of the reference's runs
     (a reviewer's sample); the runs it lacks altogether are left out, while a
     metric missing from a run it has still counts against it."""
-    ref_rows, new_rows = _index(reference, "the reference"), _index(new, "the re-run")
+    ref_rows, new_rows = index_rows(reference, "the reference"), index_rows(new, "the re-run")
     runs_rerun = {coordinates[:-1] for coordinates in new_rows}
     outcomes = []
     for coordinates, ref in ref_rows.items():
@@ -175,20 +175,28 @@ def compare_dirs(reference: Path, new: Path, tolerances: Tolerances,
                  names: Iterable[str] = (), partial: bool = False
                  ) -> dict[str, list[Outcome]]:
     """Outcomes per results file that the re-run has (or the named ones)."""
+    return {name: compare_rows(collect.read_csv(ref_path), collect.read_csv(new_path),
+                               tolerances, partial)
+            for name, ref_path, new_path in results_files(reference, new, names)}
+
+
+def results_files(reference: Path, new: Path, names: Iterable[str] = ()
+                  ) -> list[tuple[str, Path, Path]]:
+    """(name, reference CSV, re-run CSV) of every results file the re-run has
+    (or of the named ones), each required in both directories."""
     for directory in (reference, new):
         if not directory.is_dir():
             raise BadComparison(f"{directory} is not a directory of results")
     wanted = list(names) or sorted(p.stem for p in new.glob("*.csv"))
     if not wanted:
         raise BadComparison(f"{new} holds no results (*.csv) to compare")
-    found = {}
+    found = []
     for name in wanted:
         ref_path, new_path = reference / f"{name}.csv", new / f"{name}.csv"
         if not ref_path.is_file() or not new_path.is_file():
             missing = ref_path if not ref_path.is_file() else new_path
             raise BadComparison(f"{missing} does not exist")
-        found[name] = compare_rows(collect.read_csv(ref_path), collect.read_csv(new_path),
-                                   tolerances, partial)
+        found.append((name, ref_path, new_path))
     return found
 
 

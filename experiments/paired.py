@@ -62,8 +62,8 @@ class Pairing:
 
 
 def pair(reference: Iterable[dict[str, str]], new: Iterable[dict[str, str]]) -> Pairing:
-    ref_rows = compare._index(reference, "the reference")  # noqa: SLF001 - one join rule
-    new_rows = compare._index(new, "the re-run")  # noqa: SLF001
+    ref_rows = compare.index_rows(reference, "the reference")
+    new_rows = compare.index_rows(new, "the re-run")
     errors: dict[str, list[float]] = {}
     violations: list[str] = []
     from_zero: list[str] = []
@@ -98,18 +98,10 @@ def pair(reference: Iterable[dict[str, str]], new: Iterable[dict[str, str]]) -> 
 
 
 def pair_dirs(reference: Path, new: Path, names: Iterable[str] = ()) -> Pairing:
-    wanted = list(names) or sorted(p.stem for p in new.glob("*.csv"))
-    if not wanted:
-        raise compare.BadComparison(f"{new} holds no results (*.csv) to pair")
-    ref_rows: list[dict[str, str]] = []
-    new_rows: list[dict[str, str]] = []
-    for name in wanted:
-        for directory, rows in ((reference, ref_rows), (new, new_rows)):
-            path = directory / f"{name}.csv"
-            if not path.is_file():
-                raise compare.BadComparison(f"{path} does not exist")
-            rows += collect.read_csv(path)
-    return pair(ref_rows, new_rows)
+    """Every results file the re-run has (or the named ones), paired as one set."""
+    files = compare.results_files(reference, new, names)
+    return pair([row for _, ref_path, _ in files for row in collect.read_csv(ref_path)],
+                [row for _, _, new_path in files for row in collect.read_csv(new_path)])
 
 
 def table(pairing: Pairing) -> str:
