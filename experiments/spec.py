@@ -94,10 +94,9 @@ class RunSpec:
         params = (" " + " ".join(self.params)) if self.params else ""
         where = self.core if self.cpu == "o3" else self.cpu
         reset = " (from reset)" if self.workload.from_reset else ""
+        detail = f" ({self.detail})" if self.detail != catalog.DETAIL_FULL else ""
         sample = f" #{self.sample}" if self.sample else ""
-        if self.detail != catalog.DETAIL_FULL:
-            reset += f" ({self.detail})"
-        return (f"{where}{self.machine_label}{reset} {self.variant}{self.cmdline_label} "
+        return (f"{where}{self.machine_label}{reset}{detail} {self.variant}{self.cmdline_label} "
                 f"[{features}] {self.workload.name}{params}{sample}")
 
     @property
