@@ -5,14 +5,23 @@
 it, the results file and row(s) it comes from, how it is computed from them
 and how far the stated (rounded) number may be from the computed one.
 ``python -m plots.claims`` (and ``make test``) fails on a claim whose page is
-missing, whose text is no longer on its page, whose rows are not in the
-results, or whose number no longer matches them.
+missing, whose text is no longer on its page, whose text does not print its
+number, whose rows are not in the results, or whose number no longer matches
+them.
+
+The number a claim checks is the one its text prints: ``value`` written in
+digits (its sign may be in words: "one cycle less"), or in the words of
+``NUMBER_WORDS`` ("four serializing writes"); for a bound ("within 0.5 ns",
+``bound = true``) the printed number is the ``tolerance`` around ``value``.
+``stated`` names the words that print it when the text holds other numbers
+too.
 """
 
 from __future__ import annotations
 
 import ast
 import operator
+import re
 import statistics
 import sys
 import tomllib
@@ -26,6 +35,14 @@ from plots import style
 
 CLAIMS = style.PLOTS / "claims.toml"
 AGGREGATES = ("one", "median", "sum", "count")
+# Numbers the docs write in words; longer phrases first, so "three quarters"
+# is not read as three.
+NUMBER_WORDS: dict[str, float] = {
+    "three quarters": 0.75, "none": 0, "no": 0, "one": 1, "both": 2, "two": 2, "three": 3,
+    "four": 4,
+}
+DIGITS = re.compile(r"(?<![\w.])[-−]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d])"
+                    r"|(?<![\w.])[-−]?\d+(?:\.\d+)?(?![\d])")
 OPERATORS: dict[type, Callable[[float, float], float]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
     ast.Div: operator.truediv,
@@ -59,6 +76,10 @@ class Claim:
     aggregate: str = "one"
     # The document that states it, relative to the repository.
     page: str = ""
+    # The words of ``text`` that print the number (default: all of it).
+    stated: str = ""
+    # The text prints a bound: ``tolerance`` around ``value``.
+    bound: bool = False
 
 
 def read(path: Path = CLAIMS) -> list[Claim]:
@@ -66,7 +87,7 @@ def read(path: Path = CLAIMS) -> list[Claim]:
     claims = []
     for entry in data.get("claim", []):
         unknown = set(entry) - {"id", "page", "text", "results", "where", "rows", "expression",
-                                "value", "tolerance", "aggregate"}
+                                "value", "tolerance", "aggregate", "stated", "bound"}
         if unknown:
             raise BadClaim(f"{path}: claim {entry.get('id')}: unknown keys {sorted(unknown)}")
         if not entry.get("page"):
@@ -82,8 +103,35 @@ def read(path: Path = CLAIMS) -> list[Claim]:
                            f"(valid: {', '.join(AGGREGATES)})")
         claims.append(Claim(entry["id"], entry["text"], entry["results"], rows,
                             entry.get("expression", "x"), float(entry["value"]),
-                            float(entry["tolerance"]), aggregate, entry["page"]))
+                            float(entry["tolerance"]), aggregate, entry["page"],
+                            entry.get("stated", ""), bool(entry.get("bound", False))))
     return claims
+
+
+def printed_numbers(words: str) -> set[float]:
+    """The numbers ``words`` prints, in digits (1,234 and -0.3 included) or
+    in NUMBER_WORDS, each also without its sign."""
+    numbers = {float(match.replace(",", "").replace("\u2212", "-"))
+               for match in DIGITS.findall(words)}
+    lowered = " ".join(words.lower().split())
+    for phrase, number in NUMBER_WORDS.items():
+        if re.search(rf"\b{phrase}\b", lowered):
+            numbers.add(number)
+            lowered = re.sub(rf"\b{phrase}\b", " ", lowered)
+    return numbers | {abs(number) for number in numbers}
+
+
+def check_printed(claim: Claim) -> None:
+    """Raises unless ``claim``'s text prints the number it checks."""
+    stated = claim.stated or claim.text
+    if stated not in claim.text:
+        raise BadClaim(f"claim {claim.id}: stated '{stated}' is not in its text "
+                       f"'{claim.text}'")
+    printed = claim.tolerance if claim.bound else claim.value
+    if not any(abs(number - abs(printed)) <= 1e-9 * max(1.0, abs(printed))
+               for number in printed_numbers(stated)):
+        raise BadClaim(f"claim {claim.id}: '{stated}' does not print "
+                       f"{'its bound ' if claim.bound else ''}{printed:g}")
 
 
 def evaluate(expression: str, names: dict[str, float]) -> float:
@@ -146,6 +194,7 @@ def check(claim: Claim, page: str, results: Path = style.RESULTS) -> float:
     if claim.text not in page:
         raise BadClaim(f"claim {claim.id}: {claim.page or 'its page'} no longer says "
                        f"'{claim.text}'")
+    check_printed(claim)
     frames: dict[str, pd.DataFrame] = {}
 
     def frame(name: str) -> pd.DataFrame:

@@ -109,3 +109,32 @@ def test_median_interval_from_order_statistics() -> None:
     median, low, high, coverage = style.median_interval(values)
     assert median == 10.5 and coverage >= 0.95 and (low, high) == (6.0, 15.0)
     assert style.median_interval([7.0])[1:3] == (7.0, 7.0)
+
+
+def test_a_claim_checks_the_number_its_text_prints(tmp_path: Path) -> None:
+    (tmp_path / "probe.csv").write_text("workload,metric,value\ninvalid,ns,8.5\n")
+    where = {"x": {"workload": "invalid", "metric": "ns"}}
+    rounded = claims.Claim("probe", "costs about 9 cycles", "probe", where, "x", 8.5, 0.5)
+    with pytest.raises(claims.BadClaim, match="does not print 8.5"):
+        claims.check(rounded, "it costs about 9 cycles", tmp_path)
+    printed = claims.Claim("probe", "costs about 9 cycles", "probe", where, "x", 9, 0.5)
+    assert claims.check(printed, "it costs about 9 cycles", tmp_path) == 8.5
+
+
+def test_numbers_in_words_bounds_and_stated_words(tmp_path: Path) -> None:
+    (tmp_path / "probe.csv").write_text("workload,metric,value\na,ns,4\nb,ns,0.3\n")
+    four = {"x": {"workload": "a", "metric": "ns"}}
+    small = {"x": {"workload": "b", "metric": "ns"}}
+    words = claims.Claim("probe", "four writes per call", "probe", four, "x", 4, 0)
+    assert claims.check(words, "four writes per call", tmp_path) == 4
+    bound = claims.Claim("probe", "within 0.5 ns", "probe", small, "x", 0, 0.5, bound=True)
+    assert claims.check(bound, "within 0.5 ns", tmp_path) == pytest.approx(0.3)
+    unbounded = claims.Claim("probe", "within 0.5 ns", "probe", small, "x", 0, 0.5)
+    with pytest.raises(claims.BadClaim, match="does not print 0"):
+        claims.check(unbounded, "within 0.5 ns", tmp_path)
+    other = claims.Claim("probe", "1,234 calls and 4 writes", "probe", four, "x", 4, 0,
+                         stated="1,234 calls")
+    with pytest.raises(claims.BadClaim, match="'1,234 calls' does not print 4"):
+        claims.check(other, "1,234 calls and 4 writes", tmp_path)
+    assert claims.printed_numbers("1,234 and -0.3 (0.97-1.02x), three quarters") == {
+        1234, -0.3, 0.3, 0.97, 1.02, 0.75}
