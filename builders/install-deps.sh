@@ -21,6 +21,8 @@ PACKAGES=(
 	# Buildroot checks for, and the keyring apt-get source checks Debian's
 	# source index with
 	wget unzip file bzip2 diffutils debian-archive-keyring
+	# its test asks the image's busybox for its applets in user-mode QEMU
+	qemu-user-static
 	# the Slurm backend (sbatch, squeue) and its test's one-node cluster
 	slurm-client slurmctld slurmd munge
 )

@@ -219,16 +219,31 @@ def pristine_tree(root: Path, source: KernelSource) -> Path:
     with cache.locked(pristine.with_name(pristine.name + ".lock")):
         if (pristine / "Makefile").is_file():
             return pristine
-        log.info("unpacking %s (about a minute)", source.tarball)
-        partial = pristine.with_name(pristine.name + ".partial")
-        if partial.exists():
-            shutil.rmtree(partial)
-        partial.mkdir(parents=True)
-        run(["tar", "-xf", str(source.tarball), "-C", str(partial)])
-        (inner,) = [p for p in partial.iterdir() if p.is_dir()]
-        inner.rename(pristine)
-        shutil.rmtree(partial)
+        unpack_source(source, pristine)
     return pristine
+
+
+def readable_tree(root: Path, source: KernelSource, scratch: Path) -> Path:
+    """The unpacked source for reading only: the cache's copy when it has one,
+    otherwise one unpacked below ``scratch``; the cache is left as it was."""
+    cached = pristine_path(root, source)
+    if (cached / "Makefile").is_file():
+        return cached
+    return unpack_source(source, scratch / cached.name)
+
+
+def unpack_source(source: KernelSource, destination: Path) -> Path:
+    """Unpacks ``source`` to ``destination`` (absent), whole or not at all."""
+    log.info("unpacking %s (about a minute)", source.tarball)
+    partial = destination.with_name(destination.name + ".partial")
+    if partial.exists():
+        shutil.rmtree(partial)
+    partial.mkdir(parents=True)
+    run(["tar", "-xf", str(source.tarball), "-C", str(partial)])
+    (inner,) = [p for p in partial.iterdir() if p.is_dir()]
+    inner.rename(destination)
+    shutil.rmtree(partial)
+    return destination
 
 
 def sync_tree(pristine: Path, src: Path) -> None:
@@ -301,14 +316,15 @@ def prepare_variant(root: Path, patch_root: Path, variant: str,
     return src, objdir, env
 
 
-def merged_config(patch_root: Path, variant: str, scratch: Path) -> dict[str, str]:
-    """The final .config a variant gets, computed in ``scratch`` without building.
+def merged_config(patch_root: Path, variant: str, scratch: Path,
+                  pristine: Path) -> dict[str, str]:
+    """The final .config a variant gets from the unpacked source ``pristine``,
+    computed in ``scratch`` (on the same file system) without building.
 
     The patched tree is a hard-link copy of the pristine source; patch(1)
     replaces files rather than editing them, so the pristine tree is untouched.
     """
     root = cache.cache_root()
-    pristine = pristine_tree(root, locate_source(root))
     src, objdir = scratch / "src", scratch / "obj"
     run(["cp", "-al", str(pristine), str(src)])
     apply_series(src, variant_patches(patch_root, variant), f"kernel {variant}")

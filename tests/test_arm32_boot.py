@@ -15,27 +15,28 @@ from pathlib import Path
 import pytest
 
 from builders import gem5, initramfs, kernel
+from support.skips import missing_build
 
 pytestmark = pytest.mark.needs_gem5
 REPO = Path(__file__).resolve().parent.parent
 MAX_TICKS = 2 * 10**12  # a boot takes about 0.22 simulated seconds
 
 
-def _entry_or_skip(entry, what: str):  # type: ignore[no-untyped-def]
+def _entry_or_skip(entry, what: str, command: str):  # type: ignore[no-untyped-def]
     if not entry.exists():
-        pytest.skip(f"SKIP: {what} is not in the build cache")
+        missing_build(what, command)
     return entry
 
 
 def _gem5_and_guest_or_skip(variant: str) -> tuple[Path, list[str]]:
     """gem5.opt, and the arguments naming what the 32-bit board starts."""
-    simulator = _entry_or_skip(gem5.gem5_entry(REPO / "gem5-patches"), "gem5 ('make gem5')")
-    bootloader = _entry_or_skip(gem5.arm32_tools_entry(REPO / "gem5-patches"),
-                                "boot.arm ('python -m builders gem5-arm32')")
+    simulator = _entry_or_skip(gem5.gem5_entry(REPO / "gem5-patches"), "gem5", "'make gem5'")
+    bootloader = _entry_or_skip(gem5.arm32_tools_entry(REPO / "gem5-patches"), "boot.arm",
+                                "'python -m builders gem5-arm32'")
     vmlinux = _entry_or_skip(kernel.kernel_entry(REPO / "kernel-patches", variant),
-                             f"kernel {variant} ('make kernel VARIANT={variant}')")
-    guest = _entry_or_skip(initramfs.initramfs_entry(REPO / "disk-image"),
-                           "the initramfs ('make initramfs')")
+                             f"kernel {variant}", f"'make kernel VARIANT={variant}'")
+    guest = _entry_or_skip(initramfs.initramfs_entry(REPO / "disk-image"), "the initramfs",
+                           "'make initramfs'")
     return simulator.path / "gem5.opt", [
         "--vmlinux", str(vmlinux.path / "vmlinux"),
         "--bootloader", str(bootloader.path / gem5.ARM32_BOOTLOADER),

@@ -16,6 +16,7 @@ from experiments.gem5_builds import Builds
 from experiments.gem5_commands import GuestScript
 from experiments.raw_outputs import SimulationFailed
 from experiments.spec import catalog
+from support.skips import missing_build
 
 pytestmark = pytest.mark.needs_gem5
 MAX_TICKS = 5 * 10**12
@@ -305,8 +306,7 @@ def test_gem5_fast_gives_gem5_opts_simulated_statistics(builds: Builds, tmp_path
     fast = gem5.gem5_entry(spec.REPO_ROOT / "gem5-patches",
                            gem5.Gem5BuildOptions(variant="fast"))
     if not fast.exists():
-        pytest.skip("SKIP: gem5.fast is not in the build cache; run 'make gem5 "
-                    "GEM5_VARIANT=fast' to enable this test")
+        missing_build("gem5.fast", "'make gem5 GEM5_VARIANT=fast'")
     raw = _probe_run(builds, tmp_path)
     _rerun(raw, tmp_path / "fast", binary=fast.path / "gem5.fast")
     # numMiscRegReads counts calls of the CPU's misc-register read, gem5's

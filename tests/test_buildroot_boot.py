@@ -18,6 +18,7 @@ from builders import buildroot
 from experiments import gem5_commands, raw_outputs, simulate
 from experiments.gem5_builds import Builds
 from experiments.gem5_commands import GuestScript
+from support.skips import missing_build
 
 pytestmark = pytest.mark.needs_gem5
 MAX_TICKS = 5 * 10**12
@@ -29,8 +30,7 @@ def builds(cached_builds_or_skip: Callable[..., Builds]) -> Builds:
     found = cached_builds_or_skip("baseline")
     entry = buildroot.disk_entry(DISK_DIR, found.tools)
     if entry is None or not entry.exists():
-        pytest.skip("SKIP: the Buildroot disk image is not in the build cache; run "
-                    "'make disk ROOTFS=buildroot' to enable its boot test")
+        missing_build("the Buildroot disk image", "'make disk ROOTFS=buildroot'")
     return dataclasses.replace(found, disk=entry)
 
 

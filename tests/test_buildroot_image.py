@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from builders import buildroot, cache, disk
+from support.skips import missing_build
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DISK_DIR = REPO_ROOT / "disk-image"
@@ -35,6 +36,8 @@ ONLY_IN_BUILDROOT = {
 SAME_BYTES = ("/bench", "/sbin/init", "/sbin/run-selftest", "/sbin/m5", "/etc/passwd")
 
 Listing = dict[str, tuple[str, str, str]]
+
+pytestmark = pytest.mark.needs_build
 
 
 def list_image(image: Path) -> Listing:
@@ -73,12 +76,11 @@ def images(gem5_tools: cache.Entry) -> tuple[Path, Path]:
         default = disk.disk_entry(DISK_DIR, gem5_tools)
         built = buildroot.disk_entry(DISK_DIR, gem5_tools)
     except RuntimeError as err:
-        pytest.skip(f"SKIP: the disk images' inputs are not at hand: {err}")
+        missing_build(f"an input of the disk images ({err})", "'make disk'")
     if default is None or not default.exists():
-        pytest.skip("SKIP: the default disk image is not in the build cache; run 'make disk'")
+        missing_build("the default disk image", "'make disk'")
     if built is None or not built.exists():
-        pytest.skip("SKIP: the Buildroot disk image is not in the build cache; run "
-                    "'make disk ROOTFS=buildroot'")
+        missing_build("the Buildroot disk image", "'make disk ROOTFS=buildroot'")
     return default.path / disk.IMAGE_NAME, built.path / disk.IMAGE_NAME
 
 

@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from builders import cache, disk, kernel
+from support.skips import missing_build
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DISK_DIR = REPO_ROOT / "disk-image"
@@ -40,11 +41,13 @@ def benchmarks(gem5_tools: cache.Entry, tmp_path_factory: pytest.TempPathFactory
     return out
 
 
+@pytest.mark.needs_build
 def test_every_benchmark_source_builds(benchmarks: Path) -> None:
     sources = {p.stem for p in (DISK_DIR / "benchmarks").glob("*.c")}
     assert sources and sources == {p.name for p in benchmarks.iterdir()}
 
 
+@pytest.mark.needs_build
 def test_benchmarks_are_static_aarch64(benchmarks: Path) -> None:
     for binary in benchmarks.iterdir():
         machine, dynamic = elf_facts(binary)
@@ -57,8 +60,14 @@ def _debugfs(image: Path, request: str) -> str:
                           text=True, check=True).stdout
 
 
+@pytest.mark.needs_build
 def test_disk_image_contents(gem5_tools: cache.Entry) -> None:
-    image = disk.ensure_disk(DISK_DIR, gem5_tools, jobs=2).path / disk.IMAGE_NAME
+    # The cached image, never one built here: a test writes nothing into the
+    # user's cache.
+    entry = disk.disk_entry(DISK_DIR, gem5_tools)
+    if entry is None or not entry.exists():
+        missing_build("the disk image", "'make disk'")
+    image = entry.path / disk.IMAGE_NAME
     expected = {
         "/sbin": {"init", "m5", "run-selftest"},
         "/bin": {"busybox", "sh", "mount", "timeout"},
@@ -81,18 +90,9 @@ def test_disk_image_contents(gem5_tools: cache.Entry) -> None:
 
 
 @pytest.fixture(scope="module")
-def kernel_tree() -> Path:
+def kernel_tree(linux_tree: Path) -> Path:
     """The unpacked Linux source the kernels and the selftests are built from."""
-    root = cache.cache_root()
-    try:
-        source = kernel.locate_source(root)
-    except RuntimeError as err:
-        pytest.skip(f"SKIP: no Linux source: {err}")
-    tree = kernel.pristine_path(root, source)
-    if not (tree / "Makefile").is_file():
-        pytest.skip(f"SKIP: the Linux source is not unpacked at {tree}; "
-                    "run 'make kernels' or 'make disk' first")
-    return tree
+    return linux_tree
 
 
 def _selftest_sources(tree: Path) -> list[Path]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -33,10 +34,9 @@ def test_dropped_options_reports_each_mismatch() -> None:
 
 
 @pytest.mark.parametrize("variant", kernel.variants(KERNEL_PATCHES))
-def test_fragments_merge_without_dropped_options(variant: str, tmp_path: Path) -> None:
-    if not kernel.DEBIAN_TARBALL.is_file():
-        pytest.skip("SKIP: no Linux source (run 'make deps')")
-    final = kernel.merged_config(KERNEL_PATCHES, variant, tmp_path)
+def test_fragments_merge_without_dropped_options(variant: str, tmp_path: Path,
+                                                 linux_tree: Path) -> None:
+    final = kernel.merged_config(KERNEL_PATCHES, variant, tmp_path, linux_tree)
     requested = kernel.requested_config(KERNEL_PATCHES, variant)
     assert kernel.dropped_options(requested, final) == []
     if kernel.variant_arch(KERNEL_PATCHES, variant).name == "arm":
@@ -70,3 +70,23 @@ def test_a_failed_parallel_build_names_its_error_line_even_when_it_scrolled_away
               "for i in $(seq 100); do echo \"  CC      net/core/x$i.o\"; done; exit 2")
     with pytest.raises(process.CommandFailed, match=r"error lines:\n.*\*\*\* unterminated"):
         process.run_streaming(["bash", "-c", script], label="kernel test")
+
+
+def test_tests_read_the_cached_source_or_unpack_their_own(tmp_path: Path) -> None:
+    tarball = tmp_path / "linux.tar"
+    (tmp_path / "pack" / "linux-6.12").mkdir(parents=True)
+    (tmp_path / "pack" / "linux-6.12" / "Makefile").write_text("# top\n")
+    subprocess.run(["tar", "-cf", str(tarball), "-C", str(tmp_path / "pack"), "linux-6.12"],
+                   check=True)
+    source = kernel.KernelSource(tarball, {"kind": "test"})
+    root, scratch = tmp_path / "cache", tmp_path / "scratch"
+    root.mkdir()
+    scratch.mkdir()
+    unpacked = kernel.readable_tree(root, source, scratch)
+    assert (unpacked / "Makefile").read_text() == "# top\n"
+    assert unpacked.is_relative_to(scratch) and not any(root.iterdir()), \
+        "a test's unpacking went into the build cache"
+    cached = kernel.pristine_path(root, source)
+    cached.mkdir(parents=True)
+    (cached / "Makefile").write_text("# cached\n")
+    assert kernel.readable_tree(root, source, tmp_path / "unused") == cached

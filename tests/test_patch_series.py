@@ -13,6 +13,7 @@ import pytest
 
 from builders import cache, gem5, kernel
 from builders.patches import apply_series, read_series
+from support.skips import missing_build
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 KERNEL_PATCHES = REPO_ROOT / "kernel-patches"
@@ -48,43 +49,31 @@ def test_every_kernel_patch_is_kept_once_and_used() -> None:
     assert not copies, f"patches stored more than once: {copies}"
 
 
-def _kernel_source_files(paths: list[str], dest: Path) -> None:
-    pristine = next((cache.cache_root() / "kernel").glob("source-*/Makefile"), None)
-    if pristine is not None:
-        for rel in paths:
-            source = pristine.parent / rel
-            if source.is_file():
-                (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-                (dest / rel).write_bytes(source.read_bytes())
-        return
-    if not kernel.DEBIAN_TARBALL.is_file():
-        pytest.skip("SKIP: no Linux source (run 'make deps')")
-    listing = subprocess.run(["tar", "-tf", str(kernel.DEBIAN_TARBALL)], capture_output=True,
-                             text=True, check=True).stdout
-    top = listing.split("/", 1)[0]
-    members = set(listing.splitlines())
-    wanted = [f"{top}/{rel}" for rel in paths if f"{top}/{rel}" in members]
-    if wanted:
-        subprocess.run(["tar", "-xf", str(kernel.DEBIAN_TARBALL), "-C", str(dest),
-                        "--strip-components=1", *wanted], check=True)
+def _kernel_source_files(paths: list[str], tree: Path, dest: Path) -> None:
+    for rel in paths:
+        source = tree / rel
+        if source.is_file():
+            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+            (dest / rel).write_bytes(source.read_bytes())
 
 
-@pytest.mark.parametrize("variant", kernel.variants(KERNEL_PATCHES))
-def test_kernel_series_applies(variant: str, tmp_path: Path) -> None:
+# Variants that are a config fragment only have no series to apply.
+@pytest.mark.parametrize("variant", [v for v in kernel.variants(KERNEL_PATCHES)
+                                     if kernel.variant_patches(KERNEL_PATCHES, v)])
+def test_kernel_series_applies(variant: str, tmp_path: Path, linux_tree: Path) -> None:
     patches = kernel.variant_patches(KERNEL_PATCHES, variant)
-    if not patches:
-        pytest.skip(f"variant {variant} has no patches")
-    _kernel_source_files(sorted({f for p in patches for f in p.touched_files()}), tmp_path)
+    _kernel_source_files(sorted({f for p in patches for f in p.touched_files()}), linux_tree,
+                         tmp_path)
     apply_series(tmp_path, patches, f"kernel {variant}")
 
 
+@pytest.mark.needs_build
 def test_gem5_series_applies(tmp_path: Path) -> None:
     patches = read_series(GEM5_PATCHES)
-    if not patches:
-        pytest.skip("the gem5 series is empty")
+    assert patches, "gem5-patches/series names no patch"
     clone = cache.cache_root() / "gem5" / "worktree" / "src"
     if not (clone / ".git").is_dir():
-        pytest.skip("SKIP: no gem5 clone in the build cache; run 'make gem5' first")
+        missing_build("the gem5 clone", "'make gem5'")
     for rel in sorted({f for p in patches for f in p.touched_files()}):
         shown = subprocess.run(["git", "-C", str(clone), "show", f"{gem5.GEM5_COMMIT}:{rel}"],
                                capture_output=True)

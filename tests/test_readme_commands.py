@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from builders import gem5
+from support.skips import missing_build
 
 pytestmark = pytest.mark.needs_gem5
 
@@ -38,8 +39,7 @@ def _tail(result: subprocess.CompletedProcess[str], lines: int = 30) -> str:
 
 def test_make_then_make_test_on_a_fresh_clone(repo_root: Path, tmp_path: Path) -> None:
     if not gem5.gem5_entry(repo_root / "gem5-patches").exists():
-        pytest.skip("SKIP: gem5 is not in the build cache; run 'make gem5' to enable the "
-                    "README's two commands on a fresh clone")
+        missing_build("gem5", "'make gem5' to enable the README's two commands on a fresh clone")
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", str(repo_root), str(clone)], check=True)
 
