@@ -17,7 +17,7 @@ from pathlib import Path
 from builders import buildroot
 from builders.gem5 import VARIANTS as GEM5_VARIANTS
 from builders.process import CommandFailed
-from experiments import (backends, branches, compare, folders, gem5_builds, paired,
+from experiments import (backends, branches, collect, compare, folders, gem5_builds, paired,
                          qemu_arm32, qemu_reference, runner, simulate, spec, trace)
 
 EXIT_FAILED = 1
@@ -132,6 +132,13 @@ def main(argv: list[str] | None = None) -> int:
     pairing.add_argument("reference", type=Path)
     pairing.add_argument("new", type=Path)
     pairing.add_argument("names", nargs="*", help="results to pair (default: every CSV in NEW)")
+    pairing.add_argument("--baseline", metavar="VARIANT",
+                         help="also each other arm's effect (arm / this kernel variant's run at "
+                         "the same place - 1) in both sets, and whether its error stays under a "
+                         "third of the smallest effect and under the spread over layout "
+                         "samples (exit 1 if not)")
+    pairing.add_argument("--metric", default="ns_per_iteration",
+                         help="the metric of --baseline's effects (default ns_per_iteration)")
     tracing = sub.add_parser(
         "trace", help="simulate one run again with gem5's instruction trace and count, per "
         "kernel function, its region's system-register, barrier and serializing instructions")
@@ -196,7 +203,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"from zero: {change}")
         for violation in pairing.violations:
             print(f"moved: {violation}")
-        return EXIT_FAILED if pairing.violations else 0
+        effects_hold = True
+        if args.baseline:
+            files = compare.results_files(args.reference, args.new, args.names)
+            effects = paired.arm_effects(
+                [row for _, ref, _ in files for row in collect.read_csv(ref)],
+                [row for _, _, new in files for row in collect.read_csv(new)],
+                args.baseline, args.metric)
+            effects_hold, verdict = paired.effects_verdict(effects)
+            print()
+            print(paired.effects_table(effects))
+            print(f"{args.metric}, arms against {args.baseline}: {verdict}")
+        return EXIT_FAILED if pairing.violations or not effects_hold else 0
     if args.command == "trace":
         try:
             run, gem5, planned = trace.prepare(args.name, args.variant, args.workload,

@@ -123,7 +123,7 @@ def compare_value(reference: str, new: str, same_builds: bool,
 OLDER_FILES = {**collect.LATER_COORDINATES, "sample": "0"}
 
 
-def _join_value(row: dict[str, str], column: str) -> str:
+def join_value(row: dict[str, str], column: str) -> str:
     if column == "repeat":
         return row.get("run", "") if row.get("boot") else ""
     return row.get(column) or OLDER_FILES.get(column, "")
@@ -134,7 +134,7 @@ def index_rows(rows: Iterable[dict[str, str]], where: str = "results"
     """Rows by their join key; two rows with one key cannot be paired, so they fail."""
     indexed: dict[tuple[str, ...], dict[str, str]] = {}
     for row in rows:
-        key = tuple(_join_value(row, c) for c in JOIN)
+        key = tuple(join_value(row, c) for c in JOIN)
         if key in indexed:
             shown = ", ".join(f"{c}={v}" for c, v in zip(JOIN, key) if v)
             raise BadComparison(f"{where}: two rows with the same coordinates ({shown}): "

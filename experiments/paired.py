@@ -113,3 +113,91 @@ def table(pairing: Pairing) -> str:
         lines.append(f"| {m.metric} | {len(m.errors)} | {m.mean:+.3%} | "
                      f"[{low:+.3%}, {high:+.3%}] | {m.p95:.3%} | {m.worst:.3%} |")
     return "\n".join(lines)
+
+
+# A run's place apart from its kernel: an arm pairs with the baseline kernel's
+# run at the same place (the same core, CPU features, parameters, workload and
+# layout sample; kernel_args differ where an arm boots with its own).
+PLACE = ("cpu", "core", "cores", "nodes", "features", "params", "workload", "sample")
+
+
+@dataclass(frozen=True)
+class ArmEffect:
+    """One arm's effect (arm / baseline - 1 at the same place) in both sets,
+    over the layout samples both have."""
+
+    variant: str
+    place: str  # the place without its sample
+    reference: tuple[float, ...]
+    new: tuple[float, ...]
+
+    @property
+    def errors(self) -> tuple[float, ...]:
+        return tuple(n - r for r, n in zip(self.reference, self.new))
+
+    @property
+    def worst_error(self) -> float:
+        return max(abs(e) for e in self.errors)
+
+    @property
+    def reference_median(self) -> float:
+        return statistics.median(self.reference)
+
+    @property
+    def sample_spread(self) -> float:
+        """Range of the reference effect over layout samples (0 with one)."""
+        return max(self.reference) - min(self.reference)
+
+
+def arm_effects(reference: Iterable[dict[str, str]], new: Iterable[dict[str, str]],
+                baseline: str, metric: str) -> list[ArmEffect]:
+    """Every non-baseline arm's effect on ``metric`` in both sets, paired by
+    place; places either set lacks are left out."""
+    def by_place(rows: Iterable[dict[str, str]]) -> dict[tuple[str, tuple[str, ...]], float]:
+        values = {}
+        for row in rows:
+            if row.get("metric") == metric:
+                place = tuple(compare.join_value(row, c) for c in PLACE)
+                values[(row["variant"], place)] = float(row["value"])
+        return values
+
+    ref, fresh = by_place(reference), by_place(new)
+    grouped: dict[tuple[str, tuple[str, ...]], list[tuple[float, float]]] = {}
+    for (variant, place), value in sorted(fresh.items()):
+        base_key = (baseline, place)
+        if variant == baseline or (variant, place) not in ref or base_key not in ref \
+                or base_key not in fresh:
+            continue
+        pair_ = (ref[(variant, place)] / ref[base_key] - 1, value / fresh[base_key] - 1)
+        grouped.setdefault((variant, place[:-1]), []).append(pair_)
+    return [ArmEffect(variant, " ".join(v for v in place if v),
+                      tuple(r for r, _ in pairs), tuple(n for _, n in pairs))
+            for (variant, place), pairs in sorted(grouped.items())]
+
+
+def effects_table(effects: list[ArmEffect]) -> str:
+    """Markdown: per arm and place, the effect in both sets and the error of
+    the effect against the two bounds the proof sets."""
+    lines = ["| arm | place | samples | effect, reference (median) | effect, re-run (median) | "
+             "max. error of the effect | spread over samples |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for e in effects:
+        lines.append(f"| {e.variant} | {e.place} | {len(e.errors)} | {e.reference_median:+.2%} | "
+                     f"{statistics.median(e.new):+.2%} | {e.worst_error:.2%} | "
+                     f"{e.sample_spread:.2%} |")
+    return "\n".join(lines)
+
+
+def effects_verdict(effects: list[ArmEffect]) -> tuple[bool, str]:
+    """Whether every arm's effect error is under a third of the smallest effect
+    and under the spread over layout samples (where there are several)."""
+    if not effects:
+        return False, "no arm pairs with a baseline in both sets"
+    smallest = min(abs(e.reference_median) for e in effects)
+    worst = max(e.worst_error for e in effects)
+    spreads = [e.sample_spread for e in effects if len(e.reference) > 1]
+    spread = statistics.median(spreads) if spreads else math.inf
+    holds = worst < smallest / 3 and worst < spread
+    return holds, (f"largest error of an arm's effect {worst:.2%}; a third of the smallest "
+                   f"effect {smallest / 3:.2%}; median spread over layout samples "
+                   f"{spread:.2%}: {'holds' if holds else 'does not hold'}")

@@ -246,3 +246,31 @@ def test_paired_errors_per_metric_and_what_must_not_move() -> None:
     new[3] = row("instructions_per_iteration", 1002.0)
     new[2] = row("iterations", 11.0)
     assert len(paired.pair(reference, new).violations) == 2
+
+
+def test_arm_effects_pair_each_arm_with_its_own_samples_baseline() -> None:
+    from experiments import paired
+
+    def row(variant: str, sample: int, value: float, args: str = "") -> dict[str, str]:
+        return {"experiment": "c4", "core": "cortex-a76", "variant": variant,
+                "kernel_args": args, "features": "pan", "workload": "getdents",
+                "sample": str(sample), "metric": "ns_per_iteration", "value": str(value)}
+
+    # The arm boots with its own command line; it still pairs with the
+    # baseline's run of its sample. Full detail: +10% and +12%.
+    reference = [row("baseline", 0, 100), row("baseline", 1, 100),
+                 row("swpan", 0, 110, "arm64.nopan"), row("swpan", 1, 112, "arm64.nopan")]
+    close = [row("baseline", 0, 90), row("baseline", 1, 95),
+             row("swpan", 0, 99.1, "arm64.nopan"), row("swpan", 1, 106.5, "arm64.nopan")]
+    (effect,) = paired.arm_effects(reference, close, "baseline", "ns_per_iteration")
+    assert effect.reference == pytest.approx((0.10, 0.12))
+    assert effect.new == pytest.approx((0.1011, 0.1211), abs=1e-4)
+    assert effect.sample_spread == pytest.approx(0.02)
+    holds, text = paired.effects_verdict([effect])
+    assert holds and "holds" in text
+    # An error of three points: above the spread over samples, so it fails.
+    far = close[:3] + [row("swpan", 1, 95 * 1.15, "arm64.nopan")]
+    holds, text = paired.effects_verdict(
+        paired.arm_effects(reference, far, "baseline", "ns_per_iteration"))
+    assert not holds and "does not hold" in text
+    assert paired.effects_verdict([]) == (False, "no arm pairs with a baseline in both sets")
