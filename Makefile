@@ -136,4 +136,4 @@ figures: venv
 publish: venv
 	@$(MAKE) --no-print-directory experiments figures \
 		RESULTS_DIR=$(COMMITTED_RESULTS) FIGURES_DIR=$(COMMITTED_FIGURES)
-	@$(PY) -m plots.readme
+	@$(PY) -m publish.tables

@@ -7,7 +7,7 @@ the folder never shows results the folder of CSVs no longer has); a figure
 named on the command line and skipped makes the exit status 1. Any other
 failure stops with an error. ``make figures`` draws a
 user's runs (out/results into out/figures, the defaults); ``make publish``
-draws the committed record (results into plots/out), then ``plots.readme``.
+draws the committed record (results into plots/out), then ``publish.tables``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The docs' numbers match the results they cite (plots/claims.toml)."""
+"""The docs' numbers match the results they cite (publish/claims.toml)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from plots import claims
+from publish import claims
 
 
 @pytest.mark.parametrize("claim", claims.read(), ids=lambda c: c.id)
@@ -93,10 +93,10 @@ def test_expressions_are_arithmetic_only() -> None:
 
 
 def test_readme_and_guide_tables_are_the_generated_ones() -> None:
-    from plots import readme
+    from publish import tables
 
-    for document in readme.DOCUMENTS:
-        _, stale = readme.refreshed(document.read_text())
+    for document in tables.DOCUMENTS:
+        _, stale = tables.refreshed(document.read_text())
         assert not stale, f"{document.name} tables differ from plots/out: {stale} (make publish)"
 
 

@@ -1,10 +1,10 @@
 """Check the numbers the docs state against the results they come from.
 
-``plots/claims.toml`` lists each stated number: the page that states it
+``publish/claims.toml`` lists each stated number: the page that states it
 (``docs/results/<topic>.md``, ``docs/history.md``), the words there that hold
 it, the results file and row(s) it comes from, how it is computed from them
 and how far the stated (rounded) number may be from the computed one.
-``python -m plots.claims`` (and ``make test``) fails on a claim whose page is
+``python -m publish.claims`` (and ``make test``) fails on a claim whose page is
 missing, whose text is no longer on its page, whose text does not print its
 number, whose rows are not in the results, or whose number no longer matches
 them.
@@ -33,7 +33,7 @@ import pandas as pd
 
 from plots import style
 
-CLAIMS = style.PLOTS / "claims.toml"
+CLAIMS = Path(__file__).resolve().parent / "claims.toml"
 AGGREGATES = ("one", "median", "sum", "count")
 # Numbers the docs write in words; longer phrases first, so "three quarters"
 # is not read as three.

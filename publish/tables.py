@@ -3,7 +3,7 @@
 A block ``<!-- table: NAME -->`` … ``<!-- end table -->`` in any of them
 holds ``plots/out/NAME.md`` (written by that figure's script from the
 committed results), so no table of results is typed by hand. ``python -m
-plots.readme`` rewrites the blocks, document by document (``make publish``
+publish.tables`` rewrites the blocks, document by document (``make publish``
 runs it); ``--check`` only reports stale ones.
 """
 
@@ -39,7 +39,7 @@ def refreshed(text: str) -> tuple[str, list[str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m plots.readme")
+    parser = argparse.ArgumentParser(prog="python -m publish.tables")
     parser.add_argument("--check", action="store_true", help="report stale blocks only")
     args = parser.parse_args(argv)
     stale = False
