@@ -17,14 +17,9 @@ import importlib
 import logging
 import sys
 
-from plots import style
+from plots import figures, style
 
-# One script per figure, in the README's order.
-FIGURES = ("syscall", "core_validation", "c1_published", "c1_sctlr", "c1_sctlr_sweep",
-           "c2_kpkeys", "c2_kpkeys_por", "c2_kpkeys_vmalloc", "c2_kpkeys_spawn",
-           "c2_kpkeys_trace", "c3_arm32", "c3_dacr", "c4_uaccess", "c4_uaccess_sysreg",
-           "c5_contpte", "c5_contpte_sweep", "c5_contpte_numa", "poe", "mte", "selftests",
-           "host_times", "fast_forward")
+FIGURES = figures.NAMES
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,12 +41,14 @@ def main(argv: list[str] | None = None) -> int:
             module.main(folders)
             drawn += 1
         except style.NoResults as missing:
-            removed = remove_outputs(folders, getattr(module, "OUTPUTS", (name,)))
+            removed = remove_outputs(folders, figures.figure(name).outputs)
             logging.info("skipped %s: %s%s", name, missing,
                          f" (removed the earlier {', '.join(removed)})" if removed else "")
             skipped += 1
         finally:
             style.plt.close("all")
+    if not args.figures:
+        figures.main(folders)
     logging.info("figures: %d drawn, %d skipped (no results)", drawn, skipped)
     return 1 if args.figures and skipped else 0
 

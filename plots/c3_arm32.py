@@ -21,9 +21,6 @@ import pandas as pd
 
 from plots import style
 
-# What main() writes (plots.all removes them when it finds no results).
-OUTPUTS = ("c3_arm32", "c3_arm32_qemu")
-
 VARIANTS = {"arm32-pan-off": "PAN off", "arm32-sw-pan": "software PAN"}
 OFF, ON = VARIANTS
 # Per-call counters for the table: (metric, column heading, divide by calls).

@@ -21,9 +21,6 @@ import numpy as np
 
 from plots import style
 
-# What main() writes (plots.all removes them when it finds no results).
-OUTPUTS = ("c5_contpte_numa", "c5_contpte_numa_summary")
-
 BASELINE = "contpte-off"
 VARIANTS = {
     "contpte-off": "no contpte",

@@ -22,6 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from plots import style
+from plots.figures import pictures_of
 
 CLUSTER_CORES = 64
 LOCAL_CORES = 2
@@ -29,42 +30,35 @@ LOCAL_CORES = 2
 
 @dataclass(frozen=True)
 class ClaimEntry:
-    """One claim of the README's index: where its results are discussed, the
-    experiments that make them and the figures drawn from them."""
+    """One claim of the README's index: where its results are discussed and
+    the experiments that make them (its figures: those that read them,
+    plots/figures.py)."""
 
     label: str
     page: str
     experiments: tuple[str, ...]
-    figures: tuple[str, ...] = ()
 
 
 # Each claim of the README's index and the reviewer's guide.
 CLAIMS: tuple[ClaimEntry, ...] = (
-    ClaimEntry("kernel entry cost (quick set)", "docs/results/syscall.md", ("syscall",),
-               ("syscall",)),
-    ClaimEntry("C1 as published", "docs/results/c1.md", ("c1-published", "c1-published-fit"),
-               ("c1_published",)),
-    ClaimEntry("C1 what-if", "docs/results/c1.md", ("c1-sctlr", "c1-sctlr-sweep"),
-               ("c1_sctlr", "c1_sctlr_sweep")),
+    ClaimEntry("kernel entry cost (quick set)", "docs/results/syscall.md", ("syscall",)),
+    ClaimEntry("C1 as published", "docs/results/c1.md", ("c1-published", "c1-published-fit")),
+    ClaimEntry("C1 what-if", "docs/results/c1.md", ("c1-sctlr", "c1-sctlr-sweep")),
     ClaimEntry("C2 page tables under a protection key", "docs/results/c2.md",
                ("kpkeys-selftests", "c2-kpkeys", "c2-kpkeys-64k", "c2-kpkeys-por",
-                "c2-kpkeys-vmalloc", "c2-kpkeys-spawn"),
-               ("c2_kpkeys", "c2_kpkeys_vmalloc", "c2_kpkeys_spawn", "c2_kpkeys_trace",
-                "c2_kpkeys_por")),
+                "c2-kpkeys-vmalloc", "c2-kpkeys-spawn")),
     ClaimEntry("C3 software PAN, 32-bit (gem5)", "docs/results/c3.md",
-               ("c3-arm32-pan", "c3-arm32-dacr"), ("c3_arm32", "c3_dacr")),
+               ("c3-arm32-pan", "c3-arm32-dacr")),
     ClaimEntry("C4 batched user access", "docs/results/c4.md",
-               ("c4-uaccess-check", "c4-uaccess", "c4-uaccess-sysreg"),
-               ("c4_uaccess", "c4_uaccess_sysreg")),
+               ("c4-uaccess-check", "c4-uaccess", "c4-uaccess-sysreg")),
     ClaimEntry("C5 contpte teardown", "docs/results/c5.md",
-               ("c5-contpte", "c5-contpte-sweep", "c5-contpte-numa", "c5-contpte-mix"),
-               ("c5_contpte", "c5_contpte_sweep", "c5_contpte_numa")),
-    ClaimEntry("POE", "docs/results/poe.md", ("poe", "poe-selftests"), ("poe",)),
+               ("c5-contpte", "c5-contpte-sweep", "c5-contpte-numa", "c5-contpte-mix")),
+    ClaimEntry("POE", "docs/results/poe.md", ("poe", "poe-selftests")),
     ClaimEntry("MTE and KASAN", "docs/results/mte.md",
-               ("mte", "mte-selftests", "kasan", "kasan-boot"), ("mte",)),
+               ("mte", "mte-selftests", "kasan", "kasan-boot")),
     ClaimEntry("PAuth and BTI selftests", "docs/results/poe.md", ("hardening-selftests",)),
     ClaimEntry("core-model validation", "docs/results/core-validation.md",
-               ("core-validation",), ("core_validation",)),
+               ("core-validation",)),
 )
 # Columns that name one simulation when a CSV predates the run column.
 COORDINATES = ("cpu", "core", "variant", "kernel_args", "features", "params", "workload",
@@ -165,7 +159,8 @@ def index_table(per_experiment: dict[str, pd.Series]) -> str:
         runs = once(present) if present else None
         cost = (minutes(max(float(runs.sum()) / LOCAL_CORES, runs.max()))
                 if runs is not None else "not run")
-        figures = ", ".join(f"[{name}](plots/out/{name}.png)" for name in claim.figures) or "—"
+        figures = ", ".join(f"[{name}](plots/out/{name}.png)"
+                            for name in pictures_of(claim.experiments)) or "—"
         lines.append(f"| {claim.label} | [{Path(claim.page).stem}]({claim.page}) | {figures} | "
                      f"`python -m experiments run {' '.join(claim.experiments)}` | {cost} |")
     return "\n".join(lines) + "\n"

@@ -21,10 +21,9 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from plots import style
+from plots import figures, style
 
-EXPERIMENTS = ("poe-selftests", "mte-selftests", "hardening-selftests", "kpkeys-selftests",
-               "kasan", "kasan-boot")
+EXPERIMENTS = figures.figure("selftests").experiments
 
 
 def cell(run: pd.DataFrame) -> str:

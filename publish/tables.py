@@ -16,7 +16,8 @@ import sys
 from plots import style
 
 README = style.REPO_ROOT / "README.md"
-DOCUMENTS = (README, *sorted((style.REPO_ROOT / "docs").rglob("*.md")))
+DOCUMENTS = (README, style.PLOTS / "README.md",
+             *sorted((style.REPO_ROOT / "docs").rglob("*.md")))
 BLOCK = re.compile(r"(<!-- table: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end table -->)",
                    re.DOTALL)
 
