@@ -1,4 +1,4 @@
-"""``python -m experiments run NAME [NAME ...] [-j N] [--cpu C] [--results-dir D]``,
+"""``python -m experiments [--definitions DIR] run NAME [NAME ...] [-j N] [--cpu C] [--results-dir D]``,
 ``python -m experiments compare REFERENCE NEW [NAME ...]``,
 ``python -m experiments paired REFERENCE NEW [NAME ...]``,
 ``python -m experiments trace NAME --variant V --workload W [--features F] [--sample N]
@@ -74,6 +74,9 @@ def cancel_on_signals() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments")
+    parser.add_argument("--definitions", type=Path, default=spec.DEFINITIONS,
+                        help="the folder of experiment definitions (default: "
+                        "experiments/definitions)")
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run experiments and write <results-dir>/<name>.csv")
     run.add_argument("names", nargs="*", help="experiment names (default: the quick set)")
@@ -167,19 +170,28 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
                         datefmt="%H:%M:%S")
+    definitions = args.definitions
+    if not definitions.is_dir():
+        parser.error(f"--definitions {definitions}: no such folder")
     if args.command == "qemu-reference":
         return qemu_reference.cli(args)
     if args.command == "qemu-arm32":
         return qemu_arm32.cli(args)
     if args.command == "list":
-        for name in spec.available():
-            experiment = spec.load(name)
+        broken = 0
+        for name in spec.available(definitions):
+            try:
+                experiment = spec.load(name, definitions)
+            except spec.BadExperiment as err:
+                print(f"{name:20} BROKEN  {err}")
+                broken += 1
+                continue
             print(f"{name:20} {'quick' if experiment.quick else '     '} "
                   f"{len(experiment.runs):3} runs  {experiment.description}")
-        return 0
+        return EXIT_FAILED if broken else 0
     if args.command == "compare":
         try:
-            names = args.names + (spec.quick_set() if args.quick else [])
+            names = args.names + (spec.quick_set(definitions) if args.quick else [])
             text, agreed = compare.report(compare.compare_dirs(
                 args.reference, args.new, compare.Tolerances.read(args.tolerances), names,
                 args.partial))
@@ -218,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "trace":
         try:
             run, gem5, planned = trace.prepare(args.name, args.variant, args.workload,
-                                               args.features, args.sample)
+                                               args.features, args.sample, definitions)
             make = branches.trace_branches if args.branches else trace.trace_instructions
             make(run, gem5, planned, args.results_dir, args.top)
         except (KeyboardInterrupt, simulate.Cancelled):
@@ -235,12 +247,14 @@ def main(argv: list[str] | None = None) -> int:
         # Every definition is read and checked before anything is built.
         results_dir, cpu = args.results_dir, None
         if args.command == "sweep":
-            experiments = [spec.sweep(spec.load(args.name), args.key, args.values, args.cores)]
+            experiments = [spec.sweep(spec.load(args.name, definitions), args.key, args.values,
+                                      args.cores)]
             label = spec.derived_label(args.cores, [f"sweep-{args.key}"])
             results_dir = results_dir or folders.USER_DERIVED / label
         else:
-            names = args.names or (spec.available() if args.all else spec.quick_set())
-            experiments = [spec.load(name) for name in names]
+            names = args.names or (spec.available(definitions) if args.all
+                                   else spec.quick_set(definitions))
+            experiments = [spec.load(name, definitions) for name in names]
             if args.cores or args.params:
                 experiments = [spec.derive(e, args.cores, args.params) for e in experiments]
                 label = spec.derived_label(args.cores, args.params)

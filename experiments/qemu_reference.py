@@ -148,8 +148,9 @@ def run_guest(argv: list[str], commands: list[str], console_path: Path) -> str:
     return "".join(console)
 
 
-def reference(name: str, results_dir: Path, jobs: int) -> Path:
-    experiment = spec.load(name)
+def reference(name: str, results_dir: Path, jobs: int,
+              definitions: Path = spec.DEFINITIONS) -> Path:
+    experiment = spec.load(name, definitions)
     if experiment.kind != "selftests":
         raise spec.BadExperiment(f"{name} is not a selftests experiment")
     # One boot per (variant, features, kernel command line); the CPU and core
@@ -216,7 +217,7 @@ def cli(args: argparse.Namespace) -> int:
     """The subcommand: 0 when every reference run succeeded, 1 naming what failed."""
     try:
         for name in args.names:
-            reference(name, args.results_dir, args.jobs)
+            reference(name, args.results_dir, args.jobs, args.definitions)
     except (spec.BadExperiment, QemuFailed, RuntimeError) as err:
         logging.error("%s", err)
         return 1

@@ -223,6 +223,9 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
         raise BadExperiment(f"unknown experiment '{name}'; valid experiments: "
                             f"{', '.join(available(definitions))}")
     data = schema.read(path)
+    if data.get("name", name) != name:
+        raise BadExperiment(f"{path}: name '{data['name']}' differs from the file's name "
+                            f"'{name}' (the file name is the experiment's name)")
     kind = data.get("kind", "benchmark")
     if kind not in KINDS:
         raise BadExperiment(f"{path}: unknown kind '{kind}'; valid kinds: {', '.join(KINDS)}")

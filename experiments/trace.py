@@ -375,10 +375,11 @@ def summary(rows: Sequence[dict[str, object]], top: int) -> str:
 
 
 def prepare(name: str, variant: str, workload: str, features: str | None,
-            sample: int = 0) -> tuple[spec.RunSpec, simulate.Gem5Runner, gem5_commands.Simulation]:
+            sample: int = 0, definitions: Path = spec.DEFINITIONS
+            ) -> tuple[spec.RunSpec, simulate.Gem5Runner, gem5_commands.Simulation]:
     """The run to trace, a gem5 runner, and the run's simulation (its boot
     checkpoint made first if it is not cached)."""
-    experiment = spec.load(name)
+    experiment = spec.load(name, definitions)
     run = select_run(experiment, variant, workload, features, sample)
     if run.arm32 or run.workload.kind == "selftests":
         raise spec.BadExperiment(f"{run.label}: traces are made of 64-bit benchmark runs only")

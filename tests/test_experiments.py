@@ -677,3 +677,27 @@ def test_region_counters_add_the_fast_forward_processors_cores() -> None:
     assert stats.Counter("cycles", "cycles", stats.CORES, "numCycles").value(dump) == 500.0
     assert stats.Counter("instructions", "instructions", stats.CORES,
                          r"commitStats0\.numInsts").value(dump) == 800.0
+
+
+def test_a_name_that_differs_from_the_file_name_is_refused(tmp_path: Path) -> None:
+    _write(tmp_path, GOOD.replace('name = "probe"', 'name = "other"'))
+    with pytest.raises(spec.BadExperiment, match="name 'other' differs from the file's name"):
+        spec.load("probe", tmp_path)
+
+
+def test_list_names_a_broken_definition_and_lists_the_others(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from experiments.__main__ import main
+
+    _write(tmp_path, GOOD)
+    (tmp_path / "broken.toml").write_text("name = \n")
+    assert main(["--definitions", str(tmp_path), "list"]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("broken") and "BROKEN" in lines[0] and "not valid TOML" in lines[0]
+    assert lines[1].startswith("probe") and "6 runs" in lines[1]
+    (tmp_path / "broken.toml").unlink()
+    assert main(["--definitions", str(tmp_path), "list"]) == 0
+    with pytest.raises(SystemExit):
+        main(["--definitions", str(tmp_path / "nowhere"), "list"])
+    assert "no such folder" in capsys.readouterr().err
