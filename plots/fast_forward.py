@@ -5,7 +5,10 @@ Reads each ``<results>/checks/fast-forward/<name>.csv`` (runs made with
 ``<results>/<name>.csv``; writes ``fast_forward.md``: per metric, the
 relative error over every pair (``experiments.paired``), then per
 experiment the host time of the paired runs in each mode and, for the
-fast-forward runs, where it went (the ``host_split`` column).
+fast-forward runs, where it went (the ``host_split`` column); and per
+experiment whether the conclusions survive: each arm's effect against its
+baseline kernel at the same place, its largest error against a third of the
+smallest effect and the spread over layout samples (``paired.arm_effects``).
 """
 
 from __future__ import annotations
@@ -13,10 +16,18 @@ from __future__ import annotations
 import pandas as pd
 
 from experiments import paired
-from plots import style
+from plots import c1_published, c2_kpkeys, c4_uaccess, c5_contpte, style
 
 CHECKS = "checks/fast-forward"
 PARTS = ("setup", "warmup", "region", "teardown")
+# Each experiment's baseline kernel, as its figure takes it.
+BASELINES = {
+    "c1-published": c1_published.BASELINE, "c2-kpkeys": c2_kpkeys.BASELINE,
+    "c2-kpkeys-64k": c2_kpkeys.BASELINE, "c2-kpkeys-por": c2_kpkeys.BASELINE,
+    "c2-kpkeys-spawn": c2_kpkeys.BASELINE, "c2-kpkeys-vmalloc": c2_kpkeys.BASELINE,
+    "c4-uaccess": c4_uaccess.BASELINE, "c5-contpte": c5_contpte.BASELINE,
+}
+EFFECT_METRIC = "ns_per_iteration"
 
 
 def split_seconds(text: str) -> dict[str, float]:
@@ -43,6 +54,34 @@ def host_rows(name: str, full: pd.DataFrame, fast: pd.DataFrame) -> str:
             f"{fast_seconds / 60:.1f} | {full_seconds / fast_seconds:.1f}x | {spent} |")
 
 
+def effect_rows(name: str, full: pd.DataFrame, fast: pd.DataFrame) -> str:
+    """One line: how far the experiment's arm effects moved, against the bounds."""
+    def records(frame: pd.DataFrame) -> list[dict[str, str]]:
+        return frame.astype(str).to_dict("records")
+
+    pairing = paired.pair(records(full), records(fast))
+    by_metric = {m.metric: m for m in pairing.metrics}
+    ns = by_metric.get(EFFECT_METRIC)
+    moved = sum(1 for v in pairing.violations if "instructions_per_iteration" in v)
+    instructions = by_metric.get("instructions_per_iteration")
+    cells = [f"`{name}`", str(len(ns.errors)) if ns else "0",
+             f"{ns.mean:+.2%} / {ns.worst:.2%}" if ns else "—",
+             f"{instructions.worst:.2%} ({moved} over 0.1%)" if instructions else "—"]
+    baseline = BASELINES.get(name)
+    effects = (paired.arm_effects(records(full), records(fast), baseline, EFFECT_METRIC)
+               if baseline else [])
+    if not effects:
+        return "| " + " | ".join(cells + ["no arms paired", "—", "—", "—"]) + " |"
+    holds, _ = paired.effects_verdict(effects)
+    worst = max(e.worst_error for e in effects)
+    smallest = min(abs(e.reference_median) for e in effects)
+    spreads = sorted(e.sample_spread for e in effects if len(e.reference) > 1)
+    spread = f"{spreads[len(spreads) // 2]:.2%}" if spreads else "one sample"
+    return "| " + " | ".join(cells + [f"{len(effects)} vs `{baseline}`: {worst:.2%}",
+                                      f"{smallest / 3:.2%}", spread,
+                                      "holds" if holds else "does not hold"]) + " |"
+
+
 def main(folders: style.Folders) -> None:
     checks = folders.results / CHECKS
     names = sorted(p.stem for p in checks.glob("*.csv"))
@@ -62,9 +101,16 @@ def main(folders: style.Folders) -> None:
              "(host min) | ratio | fast-forward: set-up / warm-up / region / teardown (host "
              "min) |",
              "|---|---:|---:|---:|---:|---|"]
-    lines += [host_rows(name, folders.load(name), pd.read_csv(checks / f"{name}.csv",
-                                                              keep_default_na=False))
-              for name in names]
+    fast = {name: pd.read_csv(checks / f"{name}.csv", keep_default_na=False) for name in names}
+    lines += [host_rows(name, folders.load(name), fast[name]) for name in names]
+    lines += ["", "| experiment | runs paired | ns per operation: mean / max. error | "
+              "instructions per operation: max. error | arms' effects (arm / baseline - 1, "
+              "same place): largest error | a third of the smallest effect | median spread "
+              "over layout samples | conclusions |", "|---|---:|---:|---:|---|---:|---:|---|"]
+    lines += [effect_rows(name, folders.load(name), fast[name]) for name in names]
+    lines += ["", "Conclusions hold when the largest error of an arm's effect is under a third "
+              "of the smallest effect and under the median spread of the effects over layout "
+              "samples, in the full-detail rows."]
     print(style.shown(folders.save_table("fast_forward", "\n".join(lines) + "\n")))
 
 
