@@ -35,7 +35,13 @@ COMMITTED_RESULTS := results
 COMMITTED_FIGURES := plots/out
 
 # experiments builds exactly the kernels its runs use (make kernels builds all).
+# DRY_RUN=1 (make, make experiments): what would be built and simulated, with
+# host times from the recorded runs; builds and simulates nothing.
+ifdef DRY_RUN
+all: experiments
+else
 all: deps gem5 disk experiments figures compare
+endif
 
 deps:
 	@bash builders/install-deps.sh
@@ -83,9 +89,9 @@ BACKEND ?= local
 SLURM_ARGS ?=
 RUN_WHERE = --backend $(BACKEND) $(if $(filter slurm,$(BACKEND)),$(SLURM_ARGS))
 experiments: venv
-	@$(PY) -m experiments run -j $(JOBS) $(RUN_WHERE) --rootfs $(ROOTFS) --gem5-variant $(GEM5_VARIANT) \
+	@$(PY) -m experiments run $(if $(DRY_RUN),--dry-run) -j $(JOBS) $(RUN_WHERE) --rootfs $(ROOTFS) --gem5-variant $(GEM5_VARIANT) \
 		--results-dir $(RESULTS_DIR) $(if $(filter all,$(EXPERIMENTS)),--all,$(EXPERIMENTS))
-ifeq ($(EXPERIMENTS),all)
+ifeq ($(EXPERIMENTS)$(DRY_RUN),all)
 	@$(MAKE) --no-print-directory qemu-reference
 endif
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from builders import buildroot
 from builders.gem5 import VARIANTS as GEM5_VARIANTS
 from builders.process import CommandFailed
-from experiments import (backends, branches, collect, compare, folders, gem5_builds, paired,
-                         qemu_arm32, qemu_reference, runner, simulate, spec, trace)
+from experiments import (backends, branches, collect, compare, dry_run, folders, gem5_builds,
+                         paired, qemu_arm32, qemu_reference, runner, simulate, spec, trace)
 
 EXIT_FAILED = 1
 EXIT_CANCELLED = 130  # as a shell reports a process stopped by SIGINT
@@ -94,6 +94,9 @@ def main(argv: list[str] | None = None) -> int:
                      "e.g. cpu.numROBEntries=64: a derived run")
     run.add_argument("--samples", type=int, help="layout samples per run (overrides the "
                      "experiment's 'samples'; sample 0 is the run as defined)")
+    run.add_argument("--dry-run", action="store_true",
+                     help="list what would be built and simulated, with host times from the "
+                     "recorded runs, and build or simulate nothing")
     run.add_argument("--detail", choices=spec.catalog.DETAILS,
                      help="full: the core model from the restore; fast-forward: the atomic "
                      "CPU through the model's caches except from each benchmark's detailed "
@@ -275,6 +278,9 @@ def main(argv: list[str] | None = None) -> int:
             results_dir = (results_dir.with_name(f"{results_dir.name}-{suffix}") if results_dir
                            else folders.USER_DERIVED / suffix)
         results_dir = results_dir or folders.USER_RESULTS
+        if getattr(args, "dry_run", False):
+            print(dry_run.report(experiments, args.jobs, args.gem5_variant))
+            return 0
         variants = sorted({r.variant for e in experiments for r in e.runs})
         builds = gem5_builds.ensure_builds(variants, args.jobs, rootfs=args.rootfs,
                                         gem5_variant=args.gem5_variant)

@@ -209,6 +209,17 @@ def selftest_metrics(spec: RunSpec, raw: Path) -> list[stats.Metric]:
     return metrics
 
 
+
+def run_coordinates(spec: RunSpec) -> dict[str, object]:
+    """Where a run's rows sit, as the CSV's coordinate columns record it (all
+    but ``run`` and ``sample``)."""
+    return {"experiment": spec.experiment, "cpu": spec.cpu,
+            "core": spec.core if spec.cpu == "o3" else "", "cores": spec.cores,
+            "nodes": spec.nodes, "variant": spec.variant,
+            "features": "+".join(spec.features) or "none",
+            "kernel_args": " ".join(spec.kernel_args), "params": " ".join(spec.params),
+            "workload": spec.workload.name}
+
 def rows_for(spec: RunSpec, raw: cache.Entry) -> list[dict[str, object]]:
     """Every row one run gives: a metric each, with coordinates and provenance."""
     # (sample, metrics, host rate) for each measurement the run holds: one,
@@ -220,12 +231,7 @@ def rows_for(spec: RunSpec, raw: cache.Entry) -> list[dict[str, object]]:
     else:
         measured = [(spec.sample, *benchmark_metrics(spec, raw.path))]
     common = {
-        "experiment": spec.experiment, "run": raw.key, "cpu": spec.cpu,
-        "core": spec.core if spec.cpu == "o3" else "",
-        "cores": spec.cores, "nodes": spec.nodes, "variant": spec.variant, "features": "+".join(spec.features) or "none",
-        "kernel_args": " ".join(spec.kernel_args),
-        "params": " ".join(spec.params), "workload": spec.workload.name,
-        **provenance(raw.path),
+        **run_coordinates(spec), "run": raw.key, **provenance(raw.path),
         "detail": run_detail(raw.path) if spec.cpu == "o3" else "",
         "host_split": host_split(raw.path) if spec.workload.kind == "benchmark" else "",
     }

@@ -148,6 +148,29 @@ def ensure_builds(variants: Sequence[str], jobs: int, simulator: bool = True,
     )
 
 
+def cached_builds_if_built(variants: Sequence[str]) -> Builds | None:
+    """The builds when every one is already in the cache, the disk image and
+    the 32-bit initramfs included; builds nothing."""
+    gem5_patches = REPO_ROOT / "gem5-patches"
+    tools = gem5.tools_entry(gem5_patches)
+    simulator = gem5.gem5_entry(gem5_patches)
+    kernels = {v: kernel.kernel_entry(REPO_ROOT / "kernel-patches", v) for v in variants}
+    if not (tools.exists() and simulator.exists() and all(k.exists() for k in kernels.values())):
+        return None
+    image = disk.disk_entry(REPO_ROOT / "disk-image", tools)
+    if image is None or not image.exists():
+        return None
+    arm32_tools = initramfs_entry = None
+    if any(variant_is_arm32(v, v) for v in variants):
+        arm32_tools = gem5.arm32_tools_entry(gem5_patches)
+        initramfs_entry = initramfs.initramfs_entry(REPO_ROOT / "disk-image")
+        if not (arm32_tools.exists() and initramfs_entry.exists()):
+            return None
+    return Builds(gem5=simulator, tools=tools, disk=image, kernels=kernels,
+                  configs=snapshot_configs(), arm32_tools=arm32_tools,
+                  initramfs=initramfs_entry)
+
+
 def cached_builds(variants: Sequence[str], jobs: int = 2) -> Builds | None:
     """The builds if gem5 and the kernels are already in the cache (those take
     hours); the disk image takes a minute and is built when missing."""

@@ -701,3 +701,32 @@ def test_list_names_a_broken_definition_and_lists_the_others(
     with pytest.raises(SystemExit):
         main(["--definitions", str(tmp_path / "nowhere"), "list"])
     assert "no such folder" in capsys.readouterr().err
+
+
+def test_a_dry_run_times_runs_from_their_records_and_builds_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from experiments import dry_run
+    from experiments.__main__ import main
+
+    experiment = spec.load("probe", _write(tmp_path, GOOD))
+    first, second = experiment.runs[0], experiment.runs[1]
+    row = {**collect.run_coordinates(first), "sample": first.sample, "metric": "ns",
+           "value": 1, "host_seconds": 120}
+    collect.write_csv([row], tmp_path / "records" / "probe.csv")
+    seconds = dry_run.recorded_seconds(["probe"], [tmp_path / "records"])
+    assert seconds == {dry_run.place_of(first): 120.0}
+    # Recorded; its workload's median; in fast-forward, never recorded in that
+    # mode, at its full-detail time.
+    assert dry_run.estimate([first, second], seconds) == dry_run.Estimate(240.0, 1, 1, 0, 0)
+    fast = spec.with_detail(experiment, "fast-forward").runs[0]
+    assert dry_run.estimate([fast], seconds) == dry_run.Estimate(120.0, 0, 0, 1, 0)
+
+    def no_builds(*_: object, **__: object) -> None:
+        raise AssertionError("a dry run built something")
+
+    monkeypatch.setattr(gem5_builds, "ensure_builds", no_builds)
+    assert main(["--definitions", str(tmp_path), "run", "probe", "--dry-run", "-j", "2"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("dry run: nothing is built or simulated\nbuilds needed: ")
+    assert "probe (full): 6 runs" in out and "total: about" in out
