@@ -48,5 +48,7 @@ def test_buildroot_image_boots_and_runs_the_guest_programs(builds: Builds,
     assert "init: up" in console
     assert "NAME=Buildroot" in console
     assert "ops=1000" in console
-    assert "selftest-end arm64/abi/hwcap status=" in console
+    # The program the Debian image runs too, where it exits 0 on these kernels
+    # (results/poe-selftests.csv, hwcap): the same source, so the same status.
+    assert "selftest-end arm64/abi/hwcap status=0" in console, console[-2000:]
     assert "host script exited with status 0" in console
