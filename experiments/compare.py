@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from experiments import collect
+from experiments.spec import catalog
 
 TOLERANCES = Path(__file__).resolve().parent / "tolerances.toml"
 # "boot" and "repeat": the QEMU reference's boots and the timed runs of each
@@ -123,6 +124,10 @@ def compare_value(reference: str, new: str, same_builds: bool,
 OLDER_FILES = {**collect.LATER_COORDINATES, "sample": "0"}
 
 
+def detail_of(row: dict[str, str]) -> str:
+    return row.get("detail") or catalog.DETAIL_FULL
+
+
 def join_value(row: dict[str, str], column: str) -> str:
     if column == "repeat":
         return row.get("run", "") if row.get("boot") else ""
@@ -160,8 +165,11 @@ def compare_rows(reference: list[dict[str, str]], new: list[dict[str, str]],
                                     "not in the re-run"))
             continue
         # Same builds only where the reference names them all (older results
-        # lack some keys, and QEMU runs are not gem5's).
-        same = all(ref.get(b) and ref.get(b) == row.get(b) for b in BUILDS)
+        # lack some keys, and QEMU runs are not gem5's), and the same detail
+        # mode (rows older than the column are full detail): a fast-forward
+        # re-run of a full-detail row is judged by the tolerances.
+        same = (all(ref.get(b) and ref.get(b) == row.get(b) for b in BUILDS)
+                and detail_of(ref) == detail_of(row))
         verdict, rule = compare_value(ref["value"], row["value"], same,
                                       tolerances.of(coordinates[-1]),
                                       tolerances.floor(coordinates[-1]))

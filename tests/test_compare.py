@@ -274,3 +274,14 @@ def test_arm_effects_pair_each_arm_with_its_own_samples_baseline() -> None:
         paired.arm_effects(reference, far, "baseline", "ns_per_iteration"))
     assert not holds and "does not hold" in text
     assert paired.effects_verdict([]) == (False, "no arm pairs with a baseline in both sets")
+
+
+def test_another_detail_mode_is_judged_by_the_tolerances(tmp_path: Path) -> None:
+    full = [_row("cycles", 1000.0, detail="full")]
+    fast = [_row("cycles", 1001.0, detail="fast-forward")]
+    text, agreed = _compare(tmp_path, full, fast)
+    assert agreed and "same builds: must be identical" not in text
+    # Rows older than the column are full detail: identity is still required.
+    text, agreed = _compare(tmp_path, [_row("cycles", 1000.0)], [_row("cycles", 1001.0,
+                                                                        detail="full")])
+    assert not agreed and "same builds: must be identical" in text
