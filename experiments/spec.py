@@ -16,7 +16,7 @@ DEFINITIONS = Path(__file__).resolve().parent / "definitions"
 from hardening import catalog, param_overrides, sysreg  # noqa: E402
 
 from builders import kernel  # noqa: E402
-from experiments import schema  # noqa: E402
+from experiments import param_values, schema  # noqa: E402
 from experiments.schema import BadExperiment  # noqa: E402
 
 
@@ -200,12 +200,14 @@ def quick_set(definitions: Path = DEFINITIONS) -> list[str]:
 
 
 def check_param(where: str, text: str) -> None:
-    """``ROOT.NAME=VALUE`` with a known root; ``sysreg.*`` checked in full.
-    (Whether a cpu/cache parameter exists is checked by gem5 itself, in
-    seconds, before any simulation.)"""
+    """``ROOT.NAME=VALUE`` with a known root; ``sysreg.*`` checked in full, a
+    SimObject parameter's name and value against its gem5 type
+    (``param_values``; a path through a child object is left to gem5's own
+    check, in seconds, before any simulation)."""
     try:
         override = param_overrides.parse(text)
-    except param_overrides.BadOverride as err:
+        param_values.check(override, param_values.load())
+    except (param_overrides.BadOverride, param_values.BadParamValue) as err:
         raise BadExperiment(f"{where}: {err}") from err
     if override.root == "sysreg":
         # Any class name is accepted here (each core has its own table).

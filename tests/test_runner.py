@@ -194,10 +194,12 @@ def test_code_hash_is_text_not_a_syntax_tree_dump() -> None:
 
 def test_a_model_gem5_rejects_stops_the_experiment_before_any_boot(
         tmp_path: Path, cache_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    bad = "cpu.noSuchParameter=1"
+    # A path through a child object: the runner leaves it to gem5's check.
+    bad = "cpu.branchPred.noSuchParameter=1"
     monkeypatch.setenv("FAKE_GEM5_BAD_PARAM", bad)
     probe = PROBE.replace('features = ["", "pan"]', f'features = ["pan"]\nparams = [["{bad}"]]')
-    with pytest.raises(runner.ExperimentFailed, match=r"(?s)status 2 .*O3CPU has no parameter"):
+    with pytest.raises(runner.ExperimentFailed,
+                       match=r"(?s)status 2 .*BranchPredictor has no parameter"):
         _run(tmp_path, _experiment(tmp_path, probe))
     assert _simulations(tmp_path) == [], "nothing booted or ran after the failed check"
     assert not (tmp_path / "results" / "probe.csv").exists()

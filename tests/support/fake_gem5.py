@@ -80,7 +80,7 @@ def main(argv: list[str]) -> int:
     if "--check" in args:
         bad = os.environ.get("FAKE_GEM5_BAD_PARAM")
         if bad and bad in args:
-            print(f"error: --param '{bad}': O3CPU has no parameter", file=sys.stderr)
+            print(f"error: --param '{bad}': BranchPredictor has no parameter", file=sys.stderr)
             return 2
         print("model ok")
         return 0
