@@ -47,7 +47,11 @@ iterations = 1000
 """
 
 
-def _load(tmp_path: Path, text: str, name: str = "probe") -> spec.Experiment:
+def _load(tmp_path: Path, text: str) -> spec.Experiment:
+    """The definition ``text``, in the file its name gives."""
+    import tomllib
+
+    name = tomllib.loads(text).get("name", "probe32")
     definitions = tmp_path / "definitions"
     definitions.mkdir(parents=True, exist_ok=True)
     (definitions / f"{name}.toml").write_text(text)
@@ -132,7 +136,7 @@ def test_a_32_bit_boot_and_run_pass_gem5_what_they_use(tmp_path: Path) -> None:
     # The counts reach the guest at the restore: one boot for every workload.
     counts = ARM32.replace('"2000", "5"', '"4000", "5"').replace("iterations = 2000",
                                                                 "iterations = 4000")
-    other = runner.plan(builds, next(r for r in _load(tmp_path, counts, "other").runs
+    other = runner.plan(builds, next(r for r in _load(tmp_path, counts).runs
                                      if r.cores == 2))
     assert other.boot is not None and other.boot.entry().key == planned.boot.entry().key
     assert other.run.entry().key != planned.run.entry().key
@@ -230,7 +234,7 @@ def test_the_runner_measures_a_32_bit_run_on_gem5(
     text = ARM32.replace('"1000", "2000", "5"', '"10", "50", "2"').replace(
         "iterations = 2000", "iterations = 50").replace(
         '["arm32-pan-off", "arm32-sw-pan"]', '["arm32-pan-off"]').replace("[1, 2]", "[1]")
-    experiment = _load(tmp_path, text, "probe32")
+    experiment = _load(tmp_path, text)
     gem5 = simulate.Gem5Runner(simulate.RepoState.read())
     runner.run_experiments([experiment], builds, gem5, 1, tmp_path / "results")
     with (tmp_path / "results" / "probe32.csv").open() as handle:

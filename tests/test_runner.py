@@ -180,9 +180,12 @@ def test_gem5_options_key_a_separate_entry_and_an_observer_sees_the_run(
 def _spec_from(text: str) -> spec.RunSpec:
     import tempfile
 
+    import tomllib
+
+    name = tomllib.loads(text)["name"]
     with tempfile.TemporaryDirectory() as scratch:
-        (Path(scratch) / "probe.toml").write_text(text)
-        return spec.load("probe", Path(scratch)).runs[-1]
+        (Path(scratch) / f"{name}.toml").write_text(text)
+        return spec.load(name, Path(scratch)).runs[-1]
 
 
 def test_code_hash_is_text_not_a_syntax_tree_dump() -> None:
