@@ -193,11 +193,17 @@ def effects_verdict(effects: list[ArmEffect]) -> tuple[bool, str]:
     and under the spread over layout samples (where there are several)."""
     if not effects:
         return False, "no arm pairs with a baseline in both sets"
-    smallest = min(abs(e.reference_median) for e in effects)
-    worst = max(e.worst_error for e in effects)
-    spreads = [e.sample_spread for e in effects if len(e.reference) > 1]
-    spread = statistics.median(spreads) if spreads else math.inf
-    holds = worst < smallest / 3 and worst < spread
+    worst, third, spread = effect_bounds(effects)
+    holds = worst < third and worst < spread
     return holds, (f"largest error of an arm's effect {worst:.2%}; a third of the smallest "
-                   f"effect {smallest / 3:.2%}; median spread over layout samples "
+                   f"effect {third:.2%}; median spread over layout samples "
                    f"{spread:.2%}: {'holds' if holds else 'does not hold'}")
+
+
+def effect_bounds(effects: list[ArmEffect]) -> tuple[float, float, float]:
+    """The largest error of an effect, a third of the smallest effect, and the
+    median spread over layout samples (infinite with one sample)."""
+    spreads = [e.sample_spread for e in effects if len(e.reference) > 1]
+    return (max(e.worst_error for e in effects),
+            min(abs(e.reference_median) for e in effects) / 3,
+            statistics.median(spreads) if spreads else math.inf)

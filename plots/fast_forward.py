@@ -73,12 +73,10 @@ def effect_rows(name: str, full: pd.DataFrame, fast: pd.DataFrame) -> str:
     if not effects:
         return "| " + " | ".join(cells + ["no arms paired", "—", "—", "—"]) + " |"
     holds, _ = paired.effects_verdict(effects)
-    worst = max(e.worst_error for e in effects)
-    smallest = min(abs(e.reference_median) for e in effects)
-    spreads = sorted(e.sample_spread for e in effects if len(e.reference) > 1)
-    spread = f"{spreads[len(spreads) // 2]:.2%}" if spreads else "one sample"
+    worst, third, spread = paired.effect_bounds(effects)
     return "| " + " | ".join(cells + [f"{len(effects)} vs `{baseline}`: {worst:.2%}",
-                                      f"{smallest / 3:.2%}", spread,
+                                      f"{third:.2%}",
+                                      f"{spread:.2%}" if spread != float("inf") else "one sample",
                                       "holds" if holds else "does not hold"]) + " |"
 
 
@@ -112,6 +110,16 @@ def main(folders: style.Folders) -> None:
               "of the smallest effect and under the median spread of the effects over layout "
               "samples, in the full-detail rows."]
     print(style.shown(folders.save_table("fast_forward", "\n".join(lines) + "\n")))
+    effects = []
+    for name in names:
+        if name in BASELINES:
+            full, fast_rows = (frame.astype(str).to_dict("records")
+                               for frame in (folders.load(name), fast[name]))
+            found = paired.arm_effects(full, fast_rows, BASELINES[name], EFFECT_METRIC)
+            if found:
+                effects += [f"`{name}`, each arm against `{BASELINES[name]}` "
+                            f"({EFFECT_METRIC}):", "", paired.effects_table(found), ""]
+    print(style.shown(folders.save_table("fast_forward_effects", "\n".join(effects))))
 
 
 if __name__ == "__main__":

@@ -63,7 +63,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("host_times", (), "every `*.csv` (their `host_seconds`)", picture=False,
            writes=("host_times", "claim_times", "claim_index")),
     Figure("fast_forward", (), "`checks/fast-forward/*.csv` and the same experiments' CSVs",
-           picture=False),
+           picture=False, writes=("fast_forward", "fast_forward_effects")),
 )
 NAMES = tuple(f.name for f in FIGURES)
 
