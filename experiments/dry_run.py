@@ -26,10 +26,13 @@ RECORDS = (folders.COMMITTED_RESULTS, folders.COMMITTED_RESULTS / "checks" / "fa
 Place = tuple[str, ...]
 
 
+# A run's coordinate columns but its cache key and sample.
+COLUMNS = tuple(c for c in collect.COORDINATES if c not in ("run", "sample"))
+WORKLOAD = COLUMNS.index("workload")
+
+
 def _place(row: dict[str, object], sample: object, detail: object) -> Place:
-    columns = ("experiment", "cpu", "core", "cores", "nodes", "variant", "features",
-               "kernel_args", "params", "workload")
-    return (*(str(row.get(c, "")) for c in columns), str(sample),
+    return (*(str(row.get(c, "")) for c in COLUMNS), str(sample),
             str(detail or catalog.DETAIL_FULL))
 
 
@@ -73,7 +76,7 @@ def estimate(runs: Sequence[RunSpec], seconds: dict[Place, float]) -> Estimate:
         full = (*place[:-1], catalog.DETAIL_FULL)
         # The same experiment, workload and detail mode.
         alike = [s for p, s in seconds.items()
-                 if (p[0], p[9], p[11]) == (place[0], place[9], place[11])]
+                 if (p[0], p[WORKLOAD], p[-1]) == (place[0], place[WORKLOAD], place[-1])]
         if place in seconds:
             total, kind = total + seconds[place], "recorded"
         elif alike:
@@ -90,7 +93,7 @@ def cached_runs(experiments: Sequence[Experiment], variants: Sequence[str]
                 ) -> set[RunSpec] | None:
     """The runs already in the cache, or None when that cannot be known
     without building (a long build or the disk image is missing)."""
-    builds = gem5_builds.cached_builds_if_built(variants)
+    builds = gem5_builds.cached_builds(variants, make_small=False)
     if builds is None:
         return None
     return {spec for e in experiments for spec in e.runs

@@ -148,45 +148,35 @@ def ensure_builds(variants: Sequence[str], jobs: int, simulator: bool = True,
     )
 
 
-def cached_builds_if_built(variants: Sequence[str]) -> Builds | None:
-    """The builds when every one is already in the cache, the disk image and
-    the 32-bit initramfs included; builds nothing."""
+def cached_builds(variants: Sequence[str], jobs: int = 2,
+                  make_small: bool = True) -> Builds | None:
+    """The builds if gem5 and the kernels are already in the cache (those take
+    hours). The disk image and the 32-bit initramfs take a minute: with
+    ``make_small`` they are built when missing, without it (a dry run) they
+    must be cached too, and nothing is built."""
     gem5_patches = REPO_ROOT / "gem5-patches"
     tools = gem5.tools_entry(gem5_patches)
     simulator = gem5.gem5_entry(gem5_patches)
     kernels = {v: kernel.kernel_entry(REPO_ROOT / "kernel-patches", v) for v in variants}
     if not (tools.exists() and simulator.exists() and all(k.exists() for k in kernels.values())):
-        return None
-    image = disk.disk_entry(REPO_ROOT / "disk-image", tools)
-    if image is None or not image.exists():
         return None
     arm32_tools = initramfs_entry = None
     if any(variant_is_arm32(v, v) for v in variants):
         arm32_tools = gem5.arm32_tools_entry(gem5_patches)
-        initramfs_entry = initramfs.initramfs_entry(REPO_ROOT / "disk-image")
-        if not (arm32_tools.exists() and initramfs_entry.exists()):
+        if not arm32_tools.exists():
             return None
+    if make_small:
+        image: cache.Entry | None = disk.ensure_disk(REPO_ROOT / "disk-image", tools, jobs)
+        if arm32_tools:
+            initramfs_entry = initramfs.ensure_initramfs(REPO_ROOT / "disk-image")
+    else:
+        image = disk.disk_entry(REPO_ROOT / "disk-image", tools)
+        if arm32_tools:
+            initramfs_entry = initramfs.initramfs_entry(REPO_ROOT / "disk-image")
+        if (image is None or not image.exists()
+                or (initramfs_entry is not None and not initramfs_entry.exists())):
+            return None
+    assert image is not None
     return Builds(gem5=simulator, tools=tools, disk=image, kernels=kernels,
                   configs=snapshot_configs(), arm32_tools=arm32_tools,
                   initramfs=initramfs_entry)
-
-
-def cached_builds(variants: Sequence[str], jobs: int = 2) -> Builds | None:
-    """The builds if gem5 and the kernels are already in the cache (those take
-    hours); the disk image takes a minute and is built when missing."""
-    gem5_patches = REPO_ROOT / "gem5-patches"
-    tools = gem5.tools_entry(gem5_patches)
-    simulator = gem5.gem5_entry(gem5_patches)
-    kernels = {v: kernel.kernel_entry(REPO_ROOT / "kernel-patches", v) for v in variants}
-    if not (tools.exists() and simulator.exists() and all(k.exists() for k in kernels.values())):
-        return None
-    arm32_tools = None
-    if any(variant_is_arm32(v, v) for v in variants):
-        arm32_tools = gem5.arm32_tools_entry(gem5_patches)
-        if not arm32_tools.exists():
-            return None
-    return Builds(gem5=simulator, tools=tools,
-                  disk=disk.ensure_disk(REPO_ROOT / "disk-image", tools, jobs),
-                  kernels=kernels, configs=snapshot_configs(), arm32_tools=arm32_tools,
-                  initramfs=(initramfs.ensure_initramfs(REPO_ROOT / "disk-image")
-                             if arm32_tools else None))
