@@ -118,7 +118,8 @@ def table(pairing: Pairing) -> str:
 # A run's place apart from its kernel: an arm pairs with the baseline kernel's
 # run at the same place (the same core, CPU features, parameters, workload and
 # layout sample; kernel_args differ where an arm boots with its own).
-PLACE = ("cpu", "core", "cores", "nodes", "features", "params", "workload", "sample")
+PLACE = tuple(c for c in collect.COORDINATES
+              if c not in ("experiment", "run", "variant", "kernel_args"))
 
 
 @dataclass(frozen=True)
