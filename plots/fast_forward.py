@@ -54,12 +54,14 @@ def host_rows(name: str, full: pd.DataFrame, fast: pd.DataFrame) -> str:
             f"{fast_seconds / 60:.1f} | {full_seconds / fast_seconds:.1f}x | {spent} |")
 
 
-def effect_rows(name: str, full: pd.DataFrame, fast: pd.DataFrame) -> str:
-    """One line: how far the experiment's arm effects moved, against the bounds."""
-    def records(frame: pd.DataFrame) -> list[dict[str, str]]:
-        return frame.astype(str).to_dict("records")
+def records(frame: pd.DataFrame) -> list[dict[str, str]]:
+    return frame.astype(str).to_dict("records")
 
-    pairing = paired.pair(records(full), records(fast))
+
+def effect_rows(name: str, full: list[dict[str, str]], fast: list[dict[str, str]],
+                effects: list[paired.ArmEffect]) -> str:
+    """One line: how far the experiment's values and arm effects moved."""
+    pairing = paired.pair(full, fast)
     by_metric = {m.metric: m for m in pairing.metrics}
     ns = by_metric.get(EFFECT_METRIC)
     moved = sum(1 for v in pairing.violations if "instructions_per_iteration" in v)
@@ -67,14 +69,11 @@ def effect_rows(name: str, full: pd.DataFrame, fast: pd.DataFrame) -> str:
     cells = [f"`{name}`", str(len(ns.errors)) if ns else "0",
              f"{ns.mean:+.2%} / {ns.worst:.2%}" if ns else "—",
              f"{instructions.worst:.2%} ({moved} over 0.1%)" if instructions else "—"]
-    baseline = BASELINES.get(name)
-    effects = (paired.arm_effects(records(full), records(fast), baseline, EFFECT_METRIC)
-               if baseline else [])
     if not effects:
         return "| " + " | ".join(cells + ["no arms paired", "—", "—", "—"]) + " |"
     holds, _ = paired.effects_verdict(effects)
     worst, third, spread = paired.effect_bounds(effects)
-    return "| " + " | ".join(cells + [f"{len(effects)} vs `{baseline}`: {worst:.2%}",
+    return "| " + " | ".join(cells + [f"{len(effects)} vs `{BASELINES[name]}`: {worst:.2%}",
                                       f"{third:.2%}",
                                       f"{spread:.2%}" if spread != float("inf") else "one sample",
                                       "holds" if holds else "does not hold"]) + " |"
@@ -101,25 +100,24 @@ def main(folders: style.Folders) -> None:
              "|---|---:|---:|---:|---:|---|"]
     fast = {name: pd.read_csv(checks / f"{name}.csv", keep_default_na=False) for name in names}
     lines += [host_rows(name, folders.load(name), fast[name]) for name in names]
+    pairs = {name: (records(folders.load(name)), records(fast[name])) for name in names}
+    effects = {name: paired.arm_effects(*pairs[name], BASELINES[name], EFFECT_METRIC)
+               if name in BASELINES else [] for name in names}
     lines += ["", "| experiment | runs paired | ns per operation: mean / max. error | "
               "instructions per operation: max. error | arms' effects (arm / baseline - 1, "
               "same place): largest error | a third of the smallest effect | median spread "
               "over layout samples | conclusions |", "|---|---:|---:|---:|---|---:|---:|---|"]
-    lines += [effect_rows(name, folders.load(name), fast[name]) for name in names]
+    lines += [effect_rows(name, *pairs[name], effects[name]) for name in names]
     lines += ["", "Conclusions hold when the largest error of an arm's effect is under a third "
               "of the smallest effect and under the median spread of the effects over layout "
               "samples, in the full-detail rows."]
     print(style.shown(folders.save_table("fast_forward", "\n".join(lines) + "\n")))
-    effects = []
+    tables = []
     for name in names:
-        if name in BASELINES:
-            full, fast_rows = (frame.astype(str).to_dict("records")
-                               for frame in (folders.load(name), fast[name]))
-            found = paired.arm_effects(full, fast_rows, BASELINES[name], EFFECT_METRIC)
-            if found:
-                effects += [f"`{name}`, each arm against `{BASELINES[name]}` "
-                            f"({EFFECT_METRIC}):", "", paired.effects_table(found), ""]
-    print(style.shown(folders.save_table("fast_forward_effects", "\n".join(effects))))
+        if effects[name]:
+            tables += [f"`{name}`, each arm against `{BASELINES[name]}` ({EFFECT_METRIC}):", "",
+                       paired.effects_table(effects[name]), ""]
+    print(style.shown(folders.save_table("fast_forward_effects", "\n".join(tables))))
 
 
 if __name__ == "__main__":
