@@ -49,10 +49,10 @@ deps:
 
 venv: $(VENV)/.requirements-stamp
 
-$(VENV)/.requirements-stamp: requirements.txt
+$(VENV)/.requirements-stamp: requirements.txt requirements.lock
 	@command -v python3 >/dev/null || { echo "error: python3 is missing; run 'make deps' as root" >&2; exit 1; }
 	@test -x $(PY) || /usr/bin/python3 -m venv $(VENV) || python3 -m venv $(VENV)
-	@$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@$(PY) -m pip install --quiet --disable-pip-version-check --require-hashes -r requirements.lock
 	@touch $@
 
 gem5: venv
