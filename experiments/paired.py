@@ -196,9 +196,11 @@ def effects_verdict(effects: list[ArmEffect]) -> tuple[bool, str]:
         return False, "no arm pairs with a baseline in both sets"
     worst, third, spread = effect_bounds(effects)
     holds = worst < third and worst < spread
+    spread_text = (f"median spread over layout samples {spread:.2%}" if spread != math.inf
+                   else "one layout sample per run (no spread to hold it against)")
     return holds, (f"largest error of an arm's effect {worst:.2%}; a third of the smallest "
-                   f"effect {third:.2%}; median spread over layout samples "
-                   f"{spread:.2%}: {'holds' if holds else 'does not hold'}")
+                   f"effect {third:.2%}; {spread_text}: "
+                   f"{'holds' if holds else 'does not hold'}")
 
 
 def effect_bounds(effects: list[ArmEffect]) -> tuple[float, float, float]:

@@ -274,6 +274,11 @@ def test_arm_effects_pair_each_arm_with_its_own_samples_baseline() -> None:
         paired.arm_effects(reference, far, "baseline", "ns_per_iteration"))
     assert not holds and "does not hold" in text
     assert paired.effects_verdict([]) == (False, "no arm pairs with a baseline in both sets")
+    # One layout sample per run: only the third of the smallest effect judges,
+    # and the text says there was no spread.
+    (single,) = paired.arm_effects(reference[::2], close[::2], "baseline", "ns_per_iteration")
+    holds, text = paired.effects_verdict([single])
+    assert holds and "one layout sample per run" in text and "inf" not in text
 
 
 def test_another_detail_mode_is_judged_by_the_tolerances(tmp_path: Path) -> None:
