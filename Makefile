@@ -142,4 +142,5 @@ figures: venv
 publish: venv
 	@$(MAKE) --no-print-directory experiments figures \
 		RESULTS_DIR=$(COMMITTED_RESULTS) FIGURES_DIR=$(COMMITTED_FIGURES)
+	@$(PY) -m publish.verdicts --results $(COMMITTED_RESULTS) --out $(COMMITTED_FIGURES)
 	@$(PY) -m publish.tables

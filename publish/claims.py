@@ -47,6 +47,9 @@ OPERATORS: dict[type, Callable[[float, float], float]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
     ast.Div: operator.truediv,
 }
+COMPARISONS: dict[type, Callable[[float, float], bool]] = {
+    ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+}
 # Functions an expression may call, e.g. the median over layout samples of a
 # per-sample ratio (the tables pair each arm with its own sample's baseline).
 FUNCTIONS: dict[str, Callable[..., float]] = {
@@ -136,7 +139,7 @@ def check_printed(claim: Claim) -> None:
 
 def evaluate(expression: str, names: dict[str, float]) -> float:
     """Arithmetic on named rows' values: + - * /, numbers, parentheses and
-    the FUNCTIONS."""
+    the FUNCTIONS; comparisons (< <= > >=) and and/or/not, which give 1 or 0."""
     def walk(node: ast.AST) -> float:
         if isinstance(node, ast.Expression):
             return walk(node.body)
@@ -144,6 +147,19 @@ def evaluate(expression: str, names: dict[str, float]) -> float:
             return OPERATORS[type(node.op)](walk(node.left), walk(node.right))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -walk(node.operand)
+        # Comparisons and and/or/not give 1 or 0: a verdict's rule is one.
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return float(not walk(node.operand))
+        if isinstance(node, ast.BoolOp):
+            values = [walk(value) for value in node.values]
+            return float(all(values) if isinstance(node.op, ast.And) else any(values))
+        if isinstance(node, ast.Compare) and all(type(op) in COMPARISONS for op in node.ops):
+            left, holds = walk(node.left), True
+            for op, comparator in zip(node.ops, node.comparators):
+                right = walk(comparator)
+                holds = holds and COMPARISONS[type(op)](left, right)
+                left = right
+            return float(holds)
         if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
             return float(node.value)
         if isinstance(node, ast.Name) and node.id in names:

@@ -81,13 +81,15 @@ def test_a_row_may_come_from_another_results_file(tmp_path: Path) -> None:
     assert claims.check(claim, "it takes 3% longer", tmp_path) == pytest.approx(3)
 
 
-def test_expressions_are_arithmetic_only() -> None:
+def test_expressions_are_arithmetic_and_comparisons_only() -> None:
     assert claims.evaluate("100 * (a / b - 1)", {"a": 110.0, "b": 100.0}) == pytest.approx(10)
     with pytest.raises(claims.BadClaim):
         claims.evaluate("__import__('os')", {})
     assert claims.evaluate("median(a / b, 3, 1)", {"a": 4.0, "b": 2.0}) == 2
     assert claims.evaluate("abs(min(a, b) - max(a, b))", {"a": 4.0, "b": 2.0}) == 2
-    for bad in ("open('x')", "abs(a, a)", "a / 0", "a +", "a.real"):
+    assert claims.evaluate("a > b and not a < 1", {"a": 4.0, "b": 2.0}) == 1
+    assert claims.evaluate("1 < a < 3 or a >= 5", {"a": 4.0}) == 0
+    for bad in ("open('x')", "abs(a, a)", "a / 0", "a +", "a.real", "a == 4", "a is a"):
         with pytest.raises(claims.BadClaim):
             claims.evaluate(bad, {"a": 4.0})
 
@@ -138,3 +140,44 @@ def test_numbers_in_words_bounds_and_stated_words(tmp_path: Path) -> None:
         claims.check(other, "1,234 calls and 4 writes", tmp_path)
     assert claims.printed_numbers("1,234 and -0.3 (0.97-1.02x), three quarters") == {
         1234, -0.3, 0.3, 0.97, 1.02, 0.75}
+
+
+def test_the_verdict_table_is_current_and_its_rules_judge() -> None:
+    from plots import style
+    from publish import verdicts
+
+    rows = verdicts.read()
+    assert {row.claim for row in rows} == {"C1", "C2", "C3", "C4", "C5"}
+    committed = (style.OUT / "verdicts.md").read_text()
+    assert committed == verdicts.table(rows, style.RESULTS), "python -m publish.verdicts"
+    labels = {verdicts.REPRODUCED, verdicts.SHAPE_ONLY, verdicts.NOT_REPRODUCED,
+              verdicts.NOT_COMPARABLE}
+    assert {row.verdict() for row in rows} <= labels
+
+
+def test_a_verdict_follows_its_rule() -> None:
+    from publish import verdicts
+
+    def row(value: float, **rules: object) -> verdicts.Verdict:
+        return verdicts.Verdict("C1", "x", "+10%", {"a": "id"}, "{a}", "r", "docs/results/c1.md",
+                                values={"a": value}, **rules)
+
+    rules = {"reproduced": "abs(a / 10 - 1) <= 0.25", "shape": "a > 0"}
+    assert row(11.0, **rules).verdict() == verdicts.REPRODUCED
+    assert row(20.0, **rules).verdict() == verdicts.SHAPE_ONLY
+    assert row(-1.0, **rules).verdict() == verdicts.NOT_REPRODUCED
+    assert row(20.0, shape="a > 0").verdict() == verdicts.SHAPE_ONLY
+    assert row(11.0, comparable=False, **rules).verdict() == verdicts.NOT_COMPARABLE
+
+
+def test_a_verdict_naming_no_claim_fails_in_one_line(tmp_path: Path) -> None:
+    from publish import verdicts
+
+    bad = tmp_path / "verdicts.toml"
+    bad.write_text('[[verdict]]\nclaim = "C1"\nwhat = "w"\npublished = "1"\nshown = "{a}"\n'
+                   'rule = "r"\npage = "docs/results/c1.md"\nsimulated = { a = "no-such-claim" }\n')
+    with pytest.raises(verdicts.BadVerdict, match="no claim 'no-such-claim'"):
+        verdicts.read(bad)
+    bad.write_text(bad.read_text().replace('claim = "C1"', 'claim = "C9"'))
+    with pytest.raises(verdicts.BadVerdict, match="valid: C1"):
+        verdicts.read(bad)
