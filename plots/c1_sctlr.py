@@ -122,7 +122,7 @@ def main(folders: style.Folders) -> None:
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3,
                frameon=False, fontsize=6)
     fig.subplots_adjust(wspace=0.3)
-    style.add_provenance(fig, frame, below=-0.2)
+    style.add_provenance(fig, frame)
     folders.publish(fig, "c1_sctlr", table(sim, published))
 
 

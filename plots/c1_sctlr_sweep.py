@@ -77,7 +77,7 @@ def main(folders: style.Folders) -> None:
     low, high = ax.get_ylim()
     ax.set_ylim(low, high + (high - low) * 0.6)
     ax.legend(loc="upper left", frameon=False, fontsize=5.5)
-    style.add_provenance(fig, pd.concat([rows, c1]), below=-0.12)
+    style.add_provenance(fig, pd.concat([rows, c1]))
     folders.publish(fig, "c1_sctlr_sweep")
 
 

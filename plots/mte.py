@@ -91,7 +91,7 @@ def main(folders: style.Folders) -> None:
     fig.text(0.5, -0.04, "Neither core implements MTE: model numbers only, no hardware "
              "numbers to compare. 4 MiB of 64-byte objects, one random access each.",
              ha="center", fontsize=6)
-    style.add_provenance(fig, rows, below=-0.1)
+    style.add_provenance(fig, rows)
     folders.publish(fig, "mte", table(rows))
 
 

@@ -58,7 +58,7 @@ def main(folders: style.Folders) -> None:
     style.legend_on_top(fig, panels[0], len(TIMINGS))
     fig.text(0.5, -0.02, "No core ships FEAT_S1POE: no hardware numbers exist to compare.",
              ha="center", fontsize=6)
-    style.add_provenance(fig, rows, below=-0.08)
+    style.add_provenance(fig, rows)
     folders.publish(fig, "poe", table(rows))
 
 

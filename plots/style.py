@@ -5,6 +5,7 @@ PDF (paper) and PNG (README)."""
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import statistics
 import tomllib
@@ -20,6 +21,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from experiments import folders as layout  # noqa: E402
+from experiments.collect import PROVENANCE as PROVENANCE_COLUMNS  # noqa: E402
 from hardening import param_overrides  # noqa: E402
 
 PLOTS = Path(__file__).resolve().parent
@@ -40,6 +42,8 @@ HARDWARE_HATCH = "xx"  # never one of HATCHES' first entries, so never a model's
 # When two hardware platforms stand side by side: grey, told apart by shade and a
 # hatch no model uses.
 HARDWARE_STYLES = ((HARDWARE_COLOUR, HARDWARE_HATCH), ("#DDDDDD", "**"))
+# Where add_provenance leaves a figure's builds for Folders.save.
+PROVENANCE_ATTRIBUTE = "hardening_provenance"
 COLUMN_WIDTH_IN = 3.35  # one column of a two-column ACM/IEEE paper
 FULL_WIDTH_IN = 7.0
 
@@ -103,18 +107,25 @@ def median_interval(values: Sequence[float], level: float = 0.95
 
 
 def provenance_note(frame: pd.DataFrame) -> str:
-    """One line naming the builds that made the data, for the figure's corner."""
+    """One line naming the builds that made the data."""
     builds = frame[["gem5_version", "gem5_build", "kernel_build"]].drop_duplicates()
     gem5 = ",".join(sorted(set(builds["gem5_version"] + "/" + builds["gem5_build"])))
     kernels = ",".join(sorted(set(builds["kernel_build"])))
     return f"gem5 {gem5}; kernel {kernels}"
 
 
+def provenance(frame: pd.DataFrame) -> dict[str, list[str]]:
+    """Every build, patch series, configuration and commit behind the data:
+    each provenance column the rows have, with its distinct values."""
+    return {column: sorted(set(frame[column].astype(str)))
+            for column in (*PROVENANCE_COLUMNS, "qemu_version") if column in frame.columns}
+
+
 def add_note(fig: plt.Figure, text: str, frame: pd.DataFrame, below: float) -> None:
-    """A grey line under the axes saying how the data were made, and under it
-    the builds that made them."""
+    """A grey line under the axes saying how the data were made; the builds
+    that made them go into the files' metadata (add_provenance)."""
     fig.text(0.0, below, text, fontsize=5, color="#555555", transform=fig.transFigure)
-    add_provenance(fig, frame, below=below - 0.05)
+    add_provenance(fig, frame)
 
 
 def error_bars(spreads: Sequence[tuple[float, float, float, float]]
@@ -161,34 +172,11 @@ def sweep_settings(params: str, prefix: str) -> dict[str, str]:
     return {k.removeprefix(prefix): v for k, v in pairs}
 
 
-# Characters per line of the builds under a figure (a long list wraps).
-PROVENANCE_WIDTH = 110
-
-
-def wrap_list(text: str, width: int) -> list[str]:
-    """``text`` in lines of at most ``width`` characters, broken after commas
-    (the builds are comma-separated keys, not to be split)."""
-    lines = [""]
-    for part in text.split(","):
-        piece = part if not lines[-1] else "," + part
-        if lines[-1] and len(lines[-1]) + len(piece) > width:
-            lines[-1] += ","
-            lines.append(part)
-        else:
-            lines[-1] += piece
-    return lines
-
-
-def add_provenance(fig: plt.Figure, frame: pd.DataFrame, below: float | None = None) -> None:
-    """Name the builds behind the data below the axes, clear of their labels."""
-    y = -0.06 if below is None else below
-    lines = wrap_list(provenance_note(frame), PROVENANCE_WIDTH)
-    if len(lines) == 1:
-        fig.text(0.0, y, lines[0], fontsize=5, color="#555555", transform=fig.transFigure)
-    else:
-        # A long list of builds wraps downwards rather than widening the figure.
-        fig.text(0.0, y + 0.03, "\n".join(lines), fontsize=5, color="#555555", va="top",
-                 transform=fig.transFigure)
+def add_provenance(fig: plt.Figure, frame: pd.DataFrame) -> None:
+    """Name the builds behind the data in the figure's files, not in its
+    picture: Folders.save writes them into the PDF's and PNG's metadata and a
+    ``<name>.provenance.json`` beside them."""
+    setattr(fig, PROVENANCE_ATTRIBUTE, provenance(frame))
 
 
 def legend_on_top(fig: plt.Figure, axes: plt.Axes, columns: int) -> None:
@@ -229,15 +217,28 @@ class Folders:
         return path
 
     def save(self, fig: plt.Figure, name: str) -> list[Path]:
+        """The figure as PDF and PNG, each with the builds behind it in its
+        metadata, and those builds as ``<name>.provenance.json``; each file
+        written whole or not at all."""
         self.out.mkdir(parents=True, exist_ok=True)
+        builds = getattr(fig, PROVENANCE_ATTRIBUTE, {})
+        summary = json.dumps(builds, sort_keys=True)
         written = []
         for suffix in ("pdf", "png"):
             path = self.out / f"{name}.{suffix}"
             partial = path.with_name(f".{path.stem}.partial.{suffix}")
             # No creation date: the same data gives the same file.
-            fig.savefig(partial, metadata={"CreationDate": None} if suffix == "pdf" else None)
+            metadata = ({"CreationDate": None, "Subject": summary} if suffix == "pdf"
+                        else {"Description": summary})
+            fig.savefig(partial, metadata=metadata)
             partial.rename(path)
             written.append(path)
+        sidecar = self.out / f"{name}.provenance.json"
+        partial = sidecar.with_name(f".{name}.partial.provenance.json")
+        partial.write_text(json.dumps({"figure": name, "builds": builds}, indent=2,
+                                      sort_keys=True) + "\n")
+        partial.rename(sidecar)
+        written.append(sidecar)
         plt.close(fig)
         return written
 

@@ -3,7 +3,8 @@
 ``python -m plots.sweep RESULTS.csv --param KEY [--metric M]`` draws, for each
 series of the experiment (core, kernel variant, features, workload), the metric
 against the parameter's values, with the unmodified model's value as a dashed
-line, and writes ``<RESULTS>-<KEY>.{pdf,png}`` beside the CSV.
+line, and writes ``<RESULTS>-<KEY>.{pdf,png}`` (and the builds behind them,
+``<RESULTS>-<KEY>.provenance.json``) beside the CSV.
 """
 
 from __future__ import annotations
@@ -73,12 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     axis.set_title("dashed: the unmodified model", loc="left", fontsize=6)
     axis.legend(fontsize=5, frameon=False)
     style.add_provenance(fig, frame)
-    for suffix in ("pdf", "png"):
-        # Not with_suffix: parameter names hold dots.
-        out = args.csv.with_name(f"{args.csv.stem}-{args.param}.{suffix}")
-        fig.savefig(out, metadata={"CreationDate": None} if suffix == "pdf" else None)
-        print(out)
-    style.plt.close(fig)
+    # Beside the CSV, named by the parameter (which holds dots, so not with_suffix).
+    for path in style.Folders(args.csv.parent, args.csv.parent).save(
+            fig, f"{args.csv.stem}-{args.param}"):
+        print(path)
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from plots import all as all_figures
@@ -23,7 +24,8 @@ def test_a_figure_without_results_is_skipped_and_its_old_pictures_go(
     caplog.set_level(logging.INFO)
     figures = tmp_path / "figures"
     figures.mkdir()
-    for name in ("syscall.png", "syscall.pdf", "c3_arm32_qemu.md", "other.png"):
+    for name in ("syscall.png", "syscall.pdf", "syscall.provenance.json", "c3_arm32_qemu.md",
+                 "other.png"):
         (figures / name).write_text("from an earlier drawing")
     # Every figure: what has no results is skipped, and that is not an error.
     assert all_figures.main(["--results", str(tmp_path), "--out", str(figures)]) == 0
@@ -32,7 +34,7 @@ def test_a_figure_without_results_is_skipped_and_its_old_pictures_go(
     # A picture of results the folder no longer has is not left behind.
     left = {p.name for p in figures.iterdir()}
     assert "other.png" in left
-    assert not left & {"syscall.png", "syscall.pdf", "c3_arm32_qemu.md"}
+    assert not left & {"syscall.png", "syscall.pdf", "syscall.provenance.json", "c3_arm32_qemu.md"}
     # A figure asked for by name and not drawn is an error.
     assert all_figures.main(["syscall", "--results", str(tmp_path), "--out",
                              str(figures)]) == 1
@@ -127,3 +129,37 @@ def test_selftest_rows_name_only_the_kernel_arguments_runs_differ_in() -> None:
     assert "| kunit-kasan `kasan.mode=sync` | pass (2/0/0) | fail (2/1/0: a, b) |" in text
     assert "| kunit-kasan `kasan.mode=async` | pass (2/0/0) | not run |" in text
     assert "command line has `kasan=on`" in text
+
+
+def test_the_committed_figures_are_what_the_committed_results_draw(tmp_path: Path) -> None:
+    """Every file in plots/out is redrawn from results/ byte for byte (the PDFs
+    carry no date and the venv is locked), and none is left over."""
+    assert all_figures.main(["--results", str(style.RESULTS), "--out", str(tmp_path)]) == 0
+    drawn = {p.name for p in tmp_path.iterdir()}
+    # The verdict table comes from publish/, not from a figure script.
+    committed = {p.name for p in style.OUT.iterdir()} - {"verdicts.md"}
+    assert committed == drawn, "make publish, or remove what no figure script writes"
+    differ = [name for name in sorted(drawn)
+              if (style.OUT / name).read_bytes() != (tmp_path / name).read_bytes()]
+    assert not differ, f"stale committed figures (make publish): {differ}"
+
+
+def test_a_figures_builds_are_in_its_files_not_its_picture(tmp_path: Path) -> None:
+    import json
+
+    from PIL import Image
+
+    frame = pd.DataFrame({"gem5_version": ["v24"], "gem5_build": ["g1"], "kernel_build": ["k1"],
+                          "repo_commit": ["c1"], "value": [1.0]})
+    fig, axis = style.figure()
+    axis.plot([0, 1], [0, 1])
+    style.add_provenance(fig, frame)
+    assert not fig.texts, "provenance drawn into the picture"
+    written = style.Folders(tmp_path, tmp_path).save(fig, "example")
+    assert {p.name for p in written} == {"example.pdf", "example.png",
+                                          "example.provenance.json"}
+    builds = json.loads((tmp_path / "example.provenance.json").read_text())["builds"]
+    assert builds == {"gem5_version": ["v24"], "gem5_build": ["g1"], "kernel_build": ["k1"],
+                      "repo_commit": ["c1"]}
+    assert json.loads(Image.open(tmp_path / "example.png").info["Description"]) == builds
+    assert b"repo_commit" in (tmp_path / "example.pdf").read_bytes()
