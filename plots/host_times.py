@@ -58,7 +58,7 @@ CLAIMS: tuple[ClaimEntry, ...] = (
                ("mte", "mte-selftests", "kasan", "kasan-boot")),
     ClaimEntry("PAuth and BTI selftests", "docs/results/poe.md", ("hardening-selftests",)),
     ClaimEntry("core-model validation", "docs/results/core-validation.md",
-               ("core-validation",)),
+               ("core-validation", "sysreg-microbench")),
 )
 # Columns that name one simulation when a CSV predates the run column.
 COORDINATES = ("cpu", "core", "variant", "kernel_args", "features", "params", "workload",

@@ -730,3 +730,25 @@ def test_a_dry_run_times_runs_from_their_records_and_builds_nothing(
     out = capsys.readouterr().out
     assert out.startswith("dry run: nothing is built or simulated\nbuilds needed: ")
     assert "probe (full): 6 runs" in out and "total: about" in out
+
+
+def test_the_sysreg_microbenchmark_times_every_operation_the_module_has() -> None:
+    """sysreg-microbench runs one workload per operation of test_sysreg_cost
+    (its table in the sysreg-bench kernel patch), no more and no fewer, and
+    counts each run's operations as the module does (eight per iteration)."""
+    import re
+
+    pool = Path(__file__).resolve().parent.parent / "kernel-patches" / "patches"
+    patch = next((pool / "sysreg-bench").glob("*.patch"))
+    text = patch.read_text()
+    table = text[text.index("timed_op ops[] = {"):]
+    table = table[:table.index("};")]
+    module_ops = re.findall(r"OP(?:_NEEDS)?\((\w+)", table)
+    experiment = spec.load("sysreg-microbench")
+    workloads = {run.workload for run in experiment.runs}
+    assert sorted(w.name for w in workloads) == sorted(module_ops)
+    for workload in workloads:
+        iters = dict(a.split("=", 1) for a in workload.args)["iters"]
+        assert workload.args[0] == f"op={workload.name}"
+        assert workload.iterations == 8 * int(iters)
+        assert workload.kernel_module == "test_sysreg_cost"

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -231,6 +232,53 @@ static inline void *bench_chase(void *p, unsigned long blocks)
 		     :
 		     : "cc", "memory");
 	return p;
+}
+
+/* A file a run's script wrote in base64 (a kernel module of the run's kernel
+ * build, which cannot live on the disk image), decoded. */
+static inline int bench_base64_value(int c)
+{
+	if (c >= 'A' && c <= 'Z')
+		return c - 'A';
+	if (c >= 'a' && c <= 'z')
+		return c - 'a' + 26;
+	if (c >= '0' && c <= '9')
+		return c - '0' + 52;
+	if (c == '+')
+		return 62;
+	if (c == '/')
+		return 63;
+	return -1;
+}
+
+/* The decoded bytes of a base64 file (line breaks and padding skipped). */
+static inline unsigned char *bench_read_base64(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	struct stat st;
+	unsigned char *out;
+	unsigned int bits = 0;
+	int nbits = 0, c, v;
+
+	if (!f || fstat(fileno(f), &st))
+		bench_die(path);
+	out = malloc(st.st_size / 4 * 3 + 3);
+	if (!out)
+		bench_die("malloc");
+	*len = 0;
+	while ((c = fgetc(f)) != EOF) {
+		v = bench_base64_value(c);
+		if (v < 0)
+			continue;
+		bits = (bits << 6) | v;
+		nbits += 6;
+		if (nbits >= 8) {
+			nbits -= 8;
+			out[(*len)++] = (bits >> nbits) & 0xff;
+		}
+	}
+	fclose(f);
+	return out;
 }
 
 #endif

@@ -38,51 +38,6 @@ static const char *const tests[] = {
 	"vm_map_ram_test",
 };
 
-static int base64_value(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-/* The decoded bytes of a base64 file (line breaks and padding skipped). */
-static unsigned char *read_base64(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "r");
-	struct stat st;
-	unsigned char *out;
-	unsigned int bits = 0;
-	int nbits = 0, c, v;
-
-	if (!f || fstat(fileno(f), &st))
-		bench_die(path);
-	out = malloc(st.st_size / 4 * 3 + 3);
-	if (!out)
-		bench_die("malloc");
-	*len = 0;
-	while ((c = fgetc(f)) != EOF) {
-		v = base64_value(c);
-		if (v < 0)
-			continue;
-		bits = (bits << 6) | v;
-		nbits += 6;
-		if (nbits >= 8) {
-			nbits -= 8;
-			out[(*len)++] = (bits >> nbits) & 0xff;
-		}
-	}
-	fclose(f);
-	return out;
-}
-
 /* The module's summary for test: 1 if found, with its counts and time. */
 static int read_summary(const char *test, int *passed, int *failed, unsigned long *usec)
 {
@@ -139,7 +94,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "vmalloc_bench: PAGES and LOOPS must be positive, HUGE 0 or 1\n");
 		return 2;
 	}
-	image = read_base64(argv[1], &len);
+	image = bench_read_base64(argv[1], &len);
 	snprintf(params, sizeof(params),
 		 "run_test_mask=%d nr_pages=%lu use_huge=%lu test_loop_count=%lu "
 		 "nr_threads=1 test_repeat_count=1 sequential_test_order=1",
