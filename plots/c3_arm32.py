@@ -205,7 +205,7 @@ def main(folders: style.Folders) -> None:
     style.add_note(fig, "gem5: simulated time of a Cortex-A15 O3 model, gem5's generic AArch32 "
                    "MCR/ISB timing; QEMU: host time (another host and QEMU release than "
                    "published); error bars: the median's interval over the runs",
-                   gem5, below=-0.12)
+                   pd.concat([gem5, qemu]), below=-0.12)
     folders.publish(fig, "c3_arm32", table)
 
 

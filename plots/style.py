@@ -117,7 +117,8 @@ def provenance_note(frame: pd.DataFrame) -> str:
 def provenance(frame: pd.DataFrame) -> dict[str, list[str]]:
     """Every build, patch series, configuration and commit behind the data:
     each provenance column the rows have, with its distinct values."""
-    return {column: sorted(set(frame[column].astype(str)))
+    # Rows of two kinds (gem5's and QEMU's) leave each other's columns empty.
+    return {column: sorted({str(v) for v in frame[column].dropna() if str(v)})
             for column in (*PROVENANCE_COLUMNS, "qemu_version") if column in frame.columns}
 
 

@@ -76,8 +76,15 @@ def read(path: Path = VERDICTS, results: Path = style.RESULTS) -> list[Verdict]:
                                  f"{claims.CLAIMS.name}")
             claim = known[claim_id]
             values[name] = claims.check(claim, claims.page_text(claim), results)
-        verdicts.append(Verdict(**{k: v for k, v in entry.items() if k != "simulated"},
-                                simulated=entry["simulated"], values=values))
+        verdict = Verdict(**{k: v for k, v in entry.items() if k != "simulated"},
+                          simulated=entry["simulated"], values=values)
+        try:
+            verdict.verdict()
+            verdict.shown.format(**values)
+        except (claims.BadClaim, KeyError) as err:
+            raise BadVerdict(f"{path}: verdict '{what}': its rule or shown text names "
+                             f"something it does not read ({err})") from err
+        verdicts.append(verdict)
     return verdicts
 
 
