@@ -34,6 +34,7 @@ class Figure:
 FIGURES: tuple[Figure, ...] = (
     Figure("syscall", ("syscall",)),
     Figure("core_validation", ("core-validation",)),
+    Figure("sysreg_microbench", ("sysreg-microbench",)),
     Figure("c1_published", ("c1-published", "c1-published-fit")),
     Figure("c1_sctlr", ("c1-sctlr",)),
     Figure("c1_sctlr_sweep", ("c1-sctlr-sweep", "c1-sctlr")),
