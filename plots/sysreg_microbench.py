@@ -63,8 +63,8 @@ def public_text(entries: list[dict[str, object]]) -> str:
 def main(folders: style.Folders) -> None:
     frame = folders.load("sysreg-microbench")
     above = costs(frame)
-    serializing = per_operation(frame, "serializing_instructions").div(
-        per_operation(frame, "iterations") if "iterations" in set(frame["metric"]) else 1)
+    serializing = (per_operation(frame, "serializing_instructions")
+                   / per_operation(frame, "iterations"))
     cores = [c for c in CORES if c in above.columns]
     public = published_rows()
     loop = per_operation(frame, "cycles_per_iteration").loc[LOOP]
