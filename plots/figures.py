@@ -35,6 +35,9 @@ FIGURES: tuple[Figure, ...] = (
     Figure("syscall", ("syscall",)),
     Figure("core_validation", ("core-validation",)),
     Figure("sysreg_microbench", ("sysreg-microbench",)),
+    Figure("sysreg_registers", ("sysreg-microbench",),
+           "`plots/sysreg_registers.toml`; the getppid and fork traces (`traces/syscall/`, "
+           "`traces/c2-kpkeys/`)", picture=False, traces=("syscall", "c2-kpkeys")),
     Figure("c1_published", ("c1-published", "c1-published-fit")),
     Figure("c1_sctlr", ("c1-sctlr",)),
     Figure("c1_sctlr_sweep", ("c1-sctlr-sweep", "c1-sctlr")),

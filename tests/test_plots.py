@@ -163,3 +163,31 @@ def test_a_figures_builds_are_in_its_files_not_its_picture(tmp_path: Path) -> No
                       "repo_commit": ["c1"]}
     assert json.loads(Image.open(tmp_path / "example.png").info["Description"]) == builds
     assert b"repo_commit" in (tmp_path / "example.pdf").read_bytes()
+
+
+def test_the_register_table_names_timed_operations_and_listed_sources() -> None:
+    """Every operation the per-register table reads is one the microbenchmark
+    times, and every source key it cites is explained in the sources page."""
+    import tomllib
+
+    from plots import sysreg_registers
+
+    definition = tomllib.loads((style.REPO_ROOT / "experiments/definitions/"
+                                "sysreg-microbench.toml").read_text())
+    timed = {w["name"] for w in definition["workloads"]}
+    sources = (style.REPO_ROOT / "docs/parameter-sources.md").read_text()
+    for register in sysreg_registers.registers():
+        assert set(register.reads + register.writes) <= timed, register.name
+        for key in register.source.split(", "):
+            assert f"| `{key}` |" in sources, (register.name, key)
+
+
+def test_a_register_entry_with_an_unknown_key_fails_naming_the_valid_ones(
+        tmp_path: Path) -> None:
+    from plots import sysreg_registers
+
+    listing = tmp_path / "registers.toml"
+    listing.write_text('[[register]]\nname = "TCR_EL1"\nread = ["mrs_tcr_el1"]\n'
+                       'used_by = "x"\nrule = "y"\nsource = "ARM-SYNC"\n')
+    with pytest.raises(ValueError, match=r"unknown key\(s\) \['read'\]; valid: .*'reads'"):
+        sysreg_registers.registers(listing)

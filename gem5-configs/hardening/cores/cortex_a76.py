@@ -168,6 +168,10 @@ class A76L3(Cache):
 
 
 # System-register timing (gem5 patch 0004): gem5's own for every register.
+# The per-register table (docs/results/core-validation.md, "Per register")
+# lists each register the measured kernel paths use, what the architecture
+# requires of its accesses (ARM-SYNC, ARM-PSTATE, DEN0024) and what this
+# timing charges; the A75, N1, V1 and V2 models share it.
 # No per-register cost of the A76 (or of any core modelled here) is published,
 # and gem5's drain, with nothing fitted, predicts claim C1's published
 # unconditional SCTLR_EL1 rows within 10% on both the A76 and the A75 (README,
