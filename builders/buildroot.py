@@ -38,6 +38,38 @@ TOOLCHAIN_PREFIX = "aarch64-linux-gnu"
 # and the UAPI headers.
 DEBIAN_CROSS_ROOT = Path("/usr/aarch64-linux-gnu")
 SYSROOT_PACKAGES = ("libc6-dev-arm64-cross", "linux-libc-dev-arm64-cross")
+# What a calling make hands down to every make below it (``make disk
+# ROOTFS=buildroot`` puts ROOTFS=buildroot into MAKEFLAGS), and the names
+# Buildroot's own Makefile reads from its environment to place its output.
+# Buildroot takes ROOTFS as the file system whose own target directory to
+# install into; given ours, its TARGET_DIR was empty and packages installed
+# into the host's / (a run as root replaced /bin with an empty directory).
+MAKE_INHERITED = ("MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKEOVERRIDES", "MAKELEVEL",
+                  "ROOTFS", "TARGET_DIR", "BASE_DIR", "HOST_DIR", "STAGING_DIR",
+                  "BINARIES_DIR", "O", "BR2_CONFIG")
+
+
+class UnsafeBuildrootTarget(RuntimeError):
+    """Buildroot would install somewhere other than its own output folder."""
+
+
+def buildroot_environment(environment: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for Buildroot's make: ours without what a calling make
+    or the user's shell could pass down to it (``MAKE_INHERITED``)."""
+    source = os.environ if environment is None else environment
+    return {name: value for name, value in source.items() if name not in MAKE_INHERITED}
+
+
+def check_target_dir(make: list[str], output: Path, environment: dict[str, str]) -> None:
+    """Refuse to build unless Buildroot installs into ``output/target``."""
+    printed = run([*make, "-s", "printvars", "VARS=TARGET_DIR"], env=environment)
+    found = [line.removeprefix("TARGET_DIR=") for line in printed.splitlines()
+             if line.startswith("TARGET_DIR=")]
+    target = found[-1] if found else ""
+    if not target or Path(target).resolve() != (output / "target").resolve():
+        raise UnsafeBuildrootTarget(
+            f"Buildroot would install into {target!r}, not {output / 'target'}: "
+            "a make variable from the caller reached it (see MAKE_INHERITED)")
 DEBIAN_SUITE = "bookworm"
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
 DEBIAN_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
@@ -226,14 +258,16 @@ def _build(entry: cache.Entry, inputs: dict[str, object], disk_dir: Path,
         view = make_toolchain_view(work / "toolchain")
         make = ["make", "-C", str(src), f"O={output}",
                 f"BR2_EXTERNAL={disk_dir / EXTERNAL_TREE}"]
-        run([*make, DEFCONFIG])
+        environment = buildroot_environment()
+        run([*make, DEFCONFIG], env=environment)
         variables = [f"BR2_DL_DIR={dl_dir}", f"BR2_JLEVEL={jobs}",
                      f"GUEST_TOOLCHAIN={view}", f"GUEST_GEM5_TOOLS={tools.path}",
                      f"GUEST_KERNEL_TREE={kernel_tree}",
                      f"GUEST_BUSYBOX_APPLETS={' '.join(disk.BUSYBOX_APPLETS)}"]
+        check_target_dir([*make, *variables], output, environment)
         # Buildroot runs its own jobs in parallel (BR2_JLEVEL); its top level
         # must not be.
-        run_streaming([*make, *variables], label="buildroot",
+        run_streaming([*make, *variables], label="buildroot", env=environment,
                       log_file=out / "buildroot.log")
         stage = work / "rootfs"
         (output / "target" / TARGET_WARNING_FILE).unlink()

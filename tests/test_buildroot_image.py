@@ -154,3 +154,23 @@ def test_external_tree_packages_are_configured() -> None:
         assert f"package/{package.name}/Config.in" in config_in, package.name
         symbol = "BR2_PACKAGE_" + package.name.upper().replace("-", "_")
         assert f"{symbol}=y" in defconfig, symbol
+
+
+def test_buildroot_never_sees_the_calling_makes_variables() -> None:
+    """``make disk ROOTFS=buildroot`` passes ROOTFS down in MAKEFLAGS; Buildroot
+    reads ROOTFS to choose its target directory, and with ours it installed
+    into the host's /. Its make gets none of what a caller's make passes."""
+    environment = buildroot.buildroot_environment(
+        {"PATH": "/usr/bin", "MAKEFLAGS": " -- ROOTFS=buildroot", "MAKELEVEL": "1",
+         "ROOTFS": "buildroot", "HOME": "/root"})
+    assert environment == {"PATH": "/usr/bin", "HOME": "/root"}
+
+
+def test_a_build_that_would_install_outside_its_output_is_refused(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(buildroot, "run", lambda *args, **kwargs: "TARGET_DIR=\n")
+    with pytest.raises(buildroot.UnsafeBuildrootTarget, match="would install into ''"):
+        buildroot.check_target_dir(["make"], tmp_path / "output", {})
+    monkeypatch.setattr(buildroot, "run",
+                        lambda *args, **kwargs: f"TARGET_DIR={tmp_path}/output/target\n")
+    buildroot.check_target_dir(["make"], tmp_path / "output", {})
