@@ -33,13 +33,18 @@ KINDS = (("mrs", "sp_el0"), ("mrs", "tcr_el1"), ("mrs", "por_el1"), ("msr", "por
 OTHER = "other serializing"
 
 
-def load(results: Path, variant: str) -> pd.DataFrame:
-    path = results / TRACES / f"{variant}_{FEATURES}_{WORKLOAD}.csv"
+def read_trace(path: Path, made_by: str) -> pd.DataFrame:
+    """One instruction-trace table (experiments/trace.py writes them);
+    made_by is the command that makes it, for the error when it is missing."""
     if not path.is_file():
-        raise style.NoResults(f"{style.shown(path)} does not exist: run 'python -m "
-                              f"experiments trace c2-kpkeys --variant {variant} --workload "
-                              f"{WORKLOAD} --features pan,pac,poe' first")
+        raise style.NoResults(f"{style.shown(path)} does not exist: run '{made_by}' first")
     return pd.read_csv(path, keep_default_na=False)
+
+
+def load(results: Path, variant: str) -> pd.DataFrame:
+    return read_trace(results / TRACES / f"{variant}_{FEATURES}_{WORKLOAD}.csv",
+                      f"python -m experiments trace c2-kpkeys --variant {variant} "
+                      f"--workload {WORKLOAD} --features pan,pac,poe")
 
 
 def whole_region(frame: pd.DataFrame) -> pd.DataFrame:

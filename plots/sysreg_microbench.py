@@ -52,6 +52,12 @@ def costs(frame: pd.DataFrame) -> pd.DataFrame:
     return above.loc[order]
 
 
+def serializing_per_operation(frame: pd.DataFrame) -> pd.DataFrame:
+    """Instructions gem5 renamed as serialising, per timed operation and core."""
+    return (per_operation(frame, "serializing_instructions")
+            / per_operation(frame, "iterations"))
+
+
 def published_rows() -> dict[str, list[dict[str, object]]]:
     return {op: entries for op, entries in style.published().get("sysreg", {}).items()}
 
@@ -63,8 +69,7 @@ def public_text(entries: list[dict[str, object]]) -> str:
 def main(folders: style.Folders) -> None:
     frame = folders.load("sysreg-microbench")
     above = costs(frame)
-    serializing = (per_operation(frame, "serializing_instructions")
-                   / per_operation(frame, "iterations"))
+    serializing = serializing_per_operation(frame)
     cores = [c for c in CORES if c in above.columns]
     public = published_rows()
     loop = per_operation(frame, "cycles_per_iteration").loc[LOOP]

@@ -23,7 +23,9 @@ from pathlib import Path
 import pandas as pd
 
 from plots import style
-from plots.sysreg_microbench import costs, per_operation, public_text, published_rows
+from plots.c2_kpkeys_trace import read_trace, whole_region
+from plots.sysreg_microbench import (costs, public_text, published_rows,
+                                     serializing_per_operation)
 
 REGISTERS = style.PLOTS / "sysreg_registers.toml"
 CORES = ("cortex-a76", "neoverse-n1", "neoverse-v1")
@@ -59,21 +61,20 @@ def registers(path: Path = REGISTERS) -> list[Register]:
         if unknown:
             raise ValueError(f"{style.shown(path)}: register {entry.get('name')!r} has unknown "
                              f"key(s) {sorted(unknown)}; valid: {sorted(known)}")
-        found.append(Register(entry["name"], tuple(entry.get("reads", ())),
-                              tuple(entry.get("writes", ())), tuple(entry.get("traced", ())),
-                              bool(entry.get("barrier", False)), entry["used_by"], entry["rule"], entry["source"]))
+        found.append(Register(
+            name=entry["name"], reads=tuple(entry.get("reads", ())),
+            writes=tuple(entry.get("writes", ())), traced=tuple(entry.get("traced", ())),
+            barrier=bool(entry.get("barrier", False)), used_by=entry["used_by"],
+            rule=entry["rule"], source=entry["source"]))
     return found
 
 
 def trace_counts(results: Path, relative: str) -> dict[tuple[str, str], float]:
     """Accesses per operation in one trace's whole region, by (instruction,
     operand); the barriers' operand is empty."""
-    path = results / relative
-    if not path.is_file():
-        raise style.NoResults(f"{style.shown(path)} does not exist: run 'python -m experiments "
-                              "trace' for it first (plots/README.md)")
-    frame = pd.read_csv(path, keep_default_na=False)
-    region = frame[(frame["function"] == "all") & (frame["instruction"] != "all")]
+    frame = read_trace(results / relative, "python -m experiments trace")
+    region = whole_region(frame)
+    region = region[region["instruction"] != "all"]
     per = float(frame["iterations"].iloc[0])
     counts: dict[tuple[str, str], float] = {}
     for row in region.itertuples():
@@ -110,7 +111,7 @@ def cycles_text(above: pd.DataFrame, operations: tuple[str, ...]) -> str:
         cells = " / ".join("—" if math.isnan(v) else f"{v:.1f}" for v in per_access)
         label = " + ISB" if op.endswith("_isb") else ""
         parts.append(f"{cells}{label}")
-    return "; ".join(parts) or "not timed"
+    return "; ".join(parts)
 
 
 def waits_text(serializing: pd.DataFrame, operations: tuple[str, ...]) -> str:
@@ -127,8 +128,7 @@ def waits_text(serializing: pd.DataFrame, operations: tuple[str, ...]) -> str:
 def main(folders: style.Folders) -> None:
     frame = folders.load("sysreg-microbench")
     above = costs(frame)
-    serializing = (per_operation(frame, "serializing_instructions")
-                   / per_operation(frame, "iterations"))
+    serializing = serializing_per_operation(frame)
     traced = [(heading, trace_counts(folders.results, path)) for heading, path in TRACES]
     public = published_rows()
 
