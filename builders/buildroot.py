@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from builders import cache, disk, kernel
-from builders.process import checkout_pinned, run, run_streaming
+from builders.process import checkout_pinned, make_environment, run, run_streaming
 
 log = logging.getLogger(__name__)
 
@@ -38,15 +38,13 @@ TOOLCHAIN_PREFIX = "aarch64-linux-gnu"
 # and the UAPI headers.
 DEBIAN_CROSS_ROOT = Path("/usr/aarch64-linux-gnu")
 SYSROOT_PACKAGES = ("libc6-dev-arm64-cross", "linux-libc-dev-arm64-cross")
-# What a calling make hands down to every make below it (``make disk
-# ROOTFS=buildroot`` puts ROOTFS=buildroot into MAKEFLAGS), and the names
-# Buildroot's own Makefile reads from its environment to place its output.
-# Buildroot takes ROOTFS as the file system whose own target directory to
-# install into; given ours, its TARGET_DIR was empty and packages installed
-# into the host's / (a run as root replaced /bin with an empty directory).
-MAKE_INHERITED = ("MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKEOVERRIDES", "MAKELEVEL",
-                  "ROOTFS", "TARGET_DIR", "BASE_DIR", "HOST_DIR", "STAGING_DIR",
-                  "BINARIES_DIR", "O", "BR2_CONFIG")
+# The names Buildroot's own Makefile reads from its environment to place its
+# output. It takes ROOTFS as the file system whose own target directory to
+# install into; given ours (``make disk ROOTFS=buildroot``), its TARGET_DIR was
+# empty and packages installed into the host's / (a run as root replaced /bin
+# with an empty directory).
+BUILDROOT_READS = ("ROOTFS", "TARGET_DIR", "BASE_DIR", "HOST_DIR", "STAGING_DIR",
+                   "BINARIES_DIR", "O", "BR2_CONFIG")
 
 
 class UnsafeBuildrootTarget(RuntimeError):
@@ -54,10 +52,8 @@ class UnsafeBuildrootTarget(RuntimeError):
 
 
 def buildroot_environment(environment: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment for Buildroot's make: ours without what a calling make
-    or the user's shell could pass down to it (``MAKE_INHERITED``)."""
-    source = os.environ if environment is None else environment
-    return {name: value for name, value in source.items() if name not in MAKE_INHERITED}
+    """The environment for Buildroot's make (``process.make_environment``)."""
+    return make_environment(BUILDROOT_READS, environment)
 
 
 def check_target_dir(make: list[str], output: Path, environment: dict[str, str]) -> None:
@@ -69,7 +65,7 @@ def check_target_dir(make: list[str], output: Path, environment: dict[str, str])
     if not target or Path(target).resolve() != (output / "target").resolve():
         raise UnsafeBuildrootTarget(
             f"Buildroot would install into {target!r}, not {output / 'target'}: "
-            "a make variable from the caller reached it (see MAKE_INHERITED)")
+            "a make variable from the caller reached it (see BUILDROOT_READS)")
 DEBIAN_SUITE = "bookworm"
 DEBIAN_MIRROR = "http://deb.debian.org/debian"
 DEBIAN_KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"

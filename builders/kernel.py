@@ -29,7 +29,7 @@ from pathlib import Path
 
 from builders import cache
 from builders.patches import Patch, apply_series, read_series
-from builders.process import run, run_streaming
+from builders.process import make_environment, run, run_streaming
 
 log = logging.getLogger(__name__)
 
@@ -254,8 +254,15 @@ def sync_tree(pristine: Path, src: Path) -> None:
          f"{pristine}/", f"{src}/"])
 
 
+# Names kbuild takes from its environment that would change where it writes
+# or what it builds (a kernel key does not cover them): the output and
+# .config paths, the version suffix, extra compiler flags, clang for gcc.
+KBUILD_READS = ("KBUILD_OUTPUT", "KCONFIG_CONFIG", "KBUILD_EXTMOD", "LOCALVERSION",
+                "KCFLAGS", "KAFLAGS", "KCPPFLAGS", "KRUSTFLAGS", "LLVM", "LLVM_IAS")
+
+
 def make_env(root: Path, arch: Arch) -> dict[str, str]:
-    env = dict(os.environ)
+    env = make_environment(KBUILD_READS)
     env.update(REPRODUCIBLE_ENV)
     env.update({"ARCH": arch.name, "CROSS_COMPILE": arch.cross_compile,
                 **cache.ccache_env(root, root / "kernel")})

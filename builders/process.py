@@ -16,6 +16,23 @@ log = logging.getLogger(__name__)
 TAIL_LINES = 40
 
 
+# What a calling make hands down to every make below it: ``make disk
+# ROOTFS=buildroot`` puts ROOTFS=buildroot into MAKEFLAGS, where the make we
+# run would take it as its own variable.
+CALLER_MAKE_VARIABLES = ("MAKEFLAGS", "MFLAGS", "GNUMAKEFLAGS", "MAKEOVERRIDES", "MAKELEVEL")
+
+
+def make_environment(reads: tuple[str, ...],
+                     environment: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for a make we run: ours (or ``environment``) without
+    what a calling make passes down and without ``reads``, the names that
+    make's own Makefile takes from its environment to place or name what it
+    builds (a user's shell may have any of them set)."""
+    source = os.environ if environment is None else environment
+    dropped = set(CALLER_MAKE_VARIABLES) | set(reads)
+    return {name: value for name, value in source.items() if name not in dropped}
+
+
 class CommandFailed(RuntimeError):
     """A build command exited non-zero; the message carries its output tail."""
 

@@ -90,3 +90,17 @@ def test_tests_read_the_cached_source_or_unpack_their_own(tmp_path: Path) -> Non
     cached.mkdir(parents=True)
     (cached / "Makefile").write_text("# cached\n")
     assert kernel.readable_tree(root, source, tmp_path / "unused") == cached
+
+
+def test_kbuild_never_sees_the_calling_makes_variables(monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    """``make kernel VARIANT=x`` passes its variables down in MAKEFLAGS, and a
+    shell's LOCALVERSION or KBUILD_OUTPUT would rename or move the kernel a key
+    names; kbuild gets none of them, and keeps the rest of the environment."""
+    for name, value in {"MAKEFLAGS": " -- VARIANT=baseline", "MAKELEVEL": "1",
+                        "LOCALVERSION": "-mine", "KBUILD_OUTPUT": "/elsewhere",
+                        "PATH": "/usr/bin"}.items():
+        monkeypatch.setenv(name, value)
+    env = kernel.make_env(tmp_path, kernel.ARCHES["arm64"])
+    assert not {"MAKEFLAGS", "MAKELEVEL", "LOCALVERSION", "KBUILD_OUTPUT"} & set(env)
+    assert env["PATH"] == "/usr/bin"
