@@ -71,12 +71,10 @@ def main(folders: style.Folders) -> None:
         ax.axhline(base * published_ratio, color=style.HARDWARE_COLOUR, linestyle="-.",
                    linewidth=0.8, label=f"baseline x {published_ratio:.3f} (Pixel 4 table)")
     ax.set_xticks(x_relaxed + x_serializing, list(rows["label"]), fontsize=6)
-    ax.set_xlabel("SCTLR_EL1 write: extra cycles, or how it serializes")
-    ax.set_ylabel("time per invalid syscall (ns)")
-    ax.set_title("Cortex-A76 model: sensitivity to the SCTLR_EL1 write", loc="left")
-    low, high = ax.get_ylim()
-    ax.set_ylim(low, high + (high - low) * 0.6)
-    ax.legend(loc="upper left", frameon=False, fontsize=5.5)
+    style.sweep_labels(ax, "SCTLR_EL1 write: extra cycles, or how it serializes",
+                       "time per invalid syscall (ns)",
+                       "Cortex-A76 model: sensitivity to the SCTLR_EL1 write", headroom=0.6,
+                       from_zero=False, legend_size=5.5)
     style.add_provenance(fig, pd.concat([rows, c1]))
     folders.publish(fig, "c1_sctlr_sweep")
 

@@ -87,11 +87,9 @@ def main(folders: style.Folders) -> None:
     fig, ax = style.figure(height=2.4)
     style.setting_lines(ax, labels, {label: [us[(variant, p)] for p in settings]
                                      for variant, label in VARIANTS.items()})
-    ax.set_xlabel("POR_EL1 write (MSR): extra cycles, or a full drain")
-    ax.set_ylabel("µs per fork (32 MiB, 4 KiB folios)")
-    ax.set_ylim(0, ax.get_ylim()[1] * 1.2)
-    ax.set_title("Neoverse-V1 + POE model: sensitivity to the POR_EL1 write", loc="left")
-    ax.legend(loc="upper left", frameon=False, fontsize=6)
+    style.sweep_labels(ax, "POR_EL1 write (MSR): extra cycles, or a full drain",
+                       "µs per fork (32 MiB, 4 KiB folios)",
+                       "Neoverse-V1 + POE model: sensitivity to the POR_EL1 write", headroom=0.2)
     style.add_note(fig, "gem5 simulated time, one run per point (no layout samples, no spread "
                    "drawn); no core with POE has shipped, so the default is an assumption",
                    frame, below=-0.14)

@@ -76,11 +76,9 @@ def main(folders: style.Folders) -> None:
     fig, ax = style.figure(height=2.4)
     style.setting_lines(ax, labels, {f"gem5 A15, {label}": [ns[(variant, p)] for p in settings]
                                      for variant, label in VARIANTS.items()}, first_colour=1)
-    ax.set_xlabel("DACR write (MCR): how it serializes, extra cycles")
-    ax.set_ylabel("ns per getppid()")
-    ax.set_ylim(0, ax.get_ylim()[1] * 1.25)
-    ax.set_title("Cortex-A15 model: sensitivity to the DACR write", loc="left")
-    ax.legend(loc="upper left", frameon=False, fontsize=6)
+    style.sweep_labels(ax, "DACR write (MCR): how it serializes, extra cycles",
+                       "ns per getppid()", "Cortex-A15 model: sensitivity to the DACR write",
+                       headroom=0.25)
     style.add_note(fig, "gem5 simulated time; no public A15 cost of an MCR to DACR exists, so "
                    "the model's default is gem5's drain with no extra latency",
                    frame, below=-0.14)

@@ -167,6 +167,20 @@ def setting_lines(ax: plt.Axes, labels: Sequence[str],
     ax.set_xticks(x, labels, fontsize=6)
 
 
+def sweep_labels(ax: plt.Axes, x_label: str, y_label: str, title: str, *,
+                 headroom: float, from_zero: bool = True, legend_size: float = 6) -> None:
+    """Label a settings-sweep figure: axes, a title on the left, and the legend
+    at the upper left in ``headroom`` (a fraction of the drawn range) left
+    free above the lines."""
+    ax.set_xlabel(x_label)
+    ax.set_ylabel(y_label)
+    low, high = ax.get_ylim()
+    low = 0 if from_zero else low
+    ax.set_ylim(low, high + (high - low) * headroom)
+    ax.set_title(title, loc="left")
+    ax.legend(loc="upper left", frameon=False, fontsize=legend_size)
+
+
 def sweep_settings(params: str, prefix: str) -> dict[str, str]:
     """A run's parameter overrides under ``prefix``, keyed without it."""
     pairs = param_overrides.parse_column(params).items()
