@@ -7,7 +7,9 @@ includes theirs); then each run is planned and looked up. Expected host time
 comes from the recorded ``host_seconds`` of the same run (the same
 coordinates, sample and detail mode) in the committed results and their
 fast-forward checks; a run never recorded counts at the median of its
-experiment's recorded runs of that workload and mode, and is said to be
+experiment's recorded runs of that workload and mode, else at its full-detail
+time, else at the median of other experiments' runs of a workload of that name
+and mode (a new experiment of an existing benchmark), and is said to be
 estimated.
 """
 
@@ -51,6 +53,11 @@ def recorded_seconds(names: Sequence[str], records: Sequence[Path] = RECORDS
     return seconds
 
 
+def recorded_experiments(records: Sequence[Path] = RECORDS) -> list[str]:
+    """The names of every experiment with recorded runs."""
+    return sorted({path.stem for record in records for path in record.glob("*.csv")})
+
+
 def place_of(spec: RunSpec) -> Place:
     return _place(collect.run_coordinates(spec), spec.sample,
                   spec.detail if spec.cpu == "o3" else "")
@@ -65,24 +72,33 @@ class Estimate:
     # At the same run's full-detail time: a fast-forward run never recorded.
     from_full: int
     unknown: int
+    # At the median of other experiments' runs of a workload of that name and mode.
+    from_others: int = 0
 
 
-def estimate(runs: Sequence[RunSpec], seconds: dict[Place, float]) -> Estimate:
+def estimate(runs: Sequence[RunSpec], seconds: dict[Place, float],
+             others: dict[Place, float] | None = None) -> Estimate:
     """Expected host seconds of ``runs``: recorded, else their workload's median
-    in the same mode, else the same run's full-detail time."""
-    total, counts = 0.0, {"recorded": 0, "estimated": 0, "from_full": 0, "unknown": 0}
+    in the same mode, else the same run's full-detail time, else the median of
+    ``others`` (any experiment's records) of that workload name and mode."""
+    total, counts = 0.0, {"recorded": 0, "estimated": 0, "from_full": 0, "unknown": 0,
+                          "from_others": 0}
     for spec in runs:
         place = place_of(spec)
         full = (*place[:-1], catalog.DETAIL_FULL)
         # The same experiment, workload and detail mode.
         alike = [s for p, s in seconds.items()
                  if (p[0], p[WORKLOAD], p[-1]) == (place[0], place[WORKLOAD], place[-1])]
+        elsewhere = [s for p, s in (others or {}).items()
+                     if (p[WORKLOAD], p[-1]) == (place[WORKLOAD], place[-1])]
         if place in seconds:
             total, kind = total + seconds[place], "recorded"
         elif alike:
             total, kind = total + statistics.median(alike), "estimated"
         elif full in seconds:
             total, kind = total + seconds[full], "from_full"
+        elif elsewhere:
+            total, kind = total + statistics.median(elsewhere), "from_others"
         else:
             kind = "unknown"
         counts[kind] += 1
@@ -106,17 +122,22 @@ def report(experiments: Sequence[Experiment], jobs: int, gem5_variant: str = "op
     lines = ["dry run: nothing is built or simulated",
              "builds needed: " + ("; ".join(missing) if missing else "none")]
     seconds = recorded_seconds([e.name for e in experiments])
+    others: dict[Place, float] | None = None
     total = 0.0
     for e in experiments:
         cached = cached_runs([e], sorted({r.variant for r in e.runs}))
         to_run = [r for r in e.runs if cached is None or r not in cached]
-        guess = estimate(to_run, seconds)
+        if others is None and any(place_of(r) not in seconds for r in to_run):
+            others = recorded_seconds(recorded_experiments())
+        guess = estimate(to_run, seconds, others)
         total += guess.seconds
         state = ("cached: unknown until its builds are" if cached is None
                  else f"{len(e.runs) - len(to_run)} cached")
         basis = ", ".join(f"{n} {what}" for n, what in (
             (guess.recorded, "recorded"), (guess.estimated, "at their workload's median"),
-            (guess.from_full, "at their full-detail time"), (guess.unknown, "never recorded"))
+            (guess.from_full, "at their full-detail time"),
+            (guess.from_others, "at other experiments' runs of their workload"),
+            (guess.unknown, "never recorded, counted as 0"))
             if n)
         detail = sorted({r.detail for r in e.runs if r.cpu == "o3"}) or ["-"]
         lines.append(f"{e.name} ({'/'.join(detail)}): {len(e.runs)} runs, {state}; "

@@ -721,6 +721,11 @@ def test_a_dry_run_times_runs_from_their_records_and_builds_nothing(
     assert dry_run.estimate([first, second], seconds) == dry_run.Estimate(240.0, 1, 1, 0, 0)
     fast = spec.with_detail(experiment, "fast-forward").runs[0]
     assert dry_run.estimate([fast], seconds) == dry_run.Estimate(120.0, 0, 0, 1, 0)
+    # A new experiment of the same benchmark: at other experiments' runs of
+    # that workload name and mode; nothing alike: counted as unknown.
+    other = {("other", *place[1:]): 90.0 for place in seconds}
+    assert dry_run.estimate([first], {}, other) == dry_run.Estimate(90.0, 0, 0, 0, 0, 1)
+    assert dry_run.estimate([first], {}, {}) == dry_run.Estimate(0.0, 0, 0, 0, 1, 0)
 
     def no_builds(*_: object, **__: object) -> None:
         raise AssertionError("a dry run built something")
