@@ -16,7 +16,8 @@ from __future__ import annotations
 import pandas as pd
 
 from experiments import paired
-from plots import c1_published, c2_kpkeys, c2_kpkeys_vmalloc, c4_uaccess, c5_contpte, style
+from plots import (c1_published, c2_kpkeys, c2_kpkeys_vmalloc, c4_uaccess, c4_uaccess_sysreg,
+                   c5_contpte, style)
 
 CHECKS = "checks/fast-forward"
 PARTS = ("setup", "warmup", "region", "teardown")
@@ -25,7 +26,8 @@ BASELINES = {
     "c1-published": c1_published.BASELINE, "c2-kpkeys": c2_kpkeys.BASELINE,
     "c2-kpkeys-64k": c2_kpkeys.BASELINE, "c2-kpkeys-por": c2_kpkeys.BASELINE,
     "c2-kpkeys-spawn": c2_kpkeys.BASELINE, "c2-kpkeys-vmalloc": c2_kpkeys.BASELINE,
-    "c4-uaccess": c4_uaccess.BASELINE, "c5-contpte": c5_contpte.BASELINE,
+    "c4-uaccess": c4_uaccess.BASELINE, "c4-uaccess-sysreg": c4_uaccess_sysreg.BASELINE,
+    "c5-contpte": c5_contpte.BASELINE,
 }
 EFFECT_METRIC = "ns_per_iteration"
 # Where the figure measures something else: test_vmalloc's region is mostly
