@@ -72,7 +72,8 @@ def registers(path: Path = REGISTERS) -> list[Register]:
 def trace_counts(results: Path, relative: str) -> dict[tuple[str, str], float]:
     """Accesses per operation in one trace's whole region, by (instruction,
     operand); the barriers' operand is empty."""
-    frame = read_trace(results / relative, "python -m experiments trace")
+    frame = read_trace(results / relative,
+                       "python -m experiments trace (plots/README.md names the runs)")
     region = whole_region(frame)
     region = region[region["instruction"] != "all"]
     per = float(frame["iterations"].iloc[0])
