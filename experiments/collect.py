@@ -145,16 +145,24 @@ def run_detail(raw: Path) -> str:
     return str(raw_outputs.model(raw).get("detail") or catalog.DETAIL_FULL)
 
 
-def host_split(raw: Path) -> str:
-    """Host seconds of a benchmark run's parts, ``setup=…;warmup=…;region=…;teardown=…``:
+def host_split(raw: Path, region_dumped: bool = True) -> str:
+    """Host seconds of a fast-forward run's parts, ``setup=…;warmup=…;region=…;teardown=…``:
     before the guest asked for detail, the detailed part less the region,
-    the region (its dump's hostSeconds), after detail ended. Empty for runs
-    without a log of the requests (32-bit runs, selftests, older runs)."""
+    the region (its dump's hostSeconds), after detail ended. Without a
+    region dump (``region_dumped`` false: a selftest, whose test program is
+    all of the detailed part) the detailed part is the region. Empty for runs
+    without a log of the requests (full detail, 32-bit runs, older runs)."""
     log = raw_outputs.detail(raw).get("host_seconds")
-    dumps = stats.read_dumps(raw_outputs.stats(raw)) if raw_outputs.stats(raw).is_file() else []
-    if not isinstance(log, dict) or not dumps or not log["detailed"]:
+    if not isinstance(log, dict) or not log["detailed"]:
         return ""
-    region = dumps[0].get("hostSeconds", 0.0)
+    if region_dumped:
+        dumps = (stats.read_dumps(raw_outputs.stats(raw)) if raw_outputs.stats(raw).is_file()
+                 else [])
+        if not dumps:
+            return ""
+        region = dumps[0].get("hostSeconds", 0.0)
+    else:
+        region = log["detailed"]
     parts = {"setup": log["setup"], "warmup": max(log["detailed"] - region, 0.0),
              "region": region, "teardown": log["teardown"]}
     return ";".join(f"{name}={seconds:.1f}" for name, seconds in parts.items())
@@ -233,7 +241,7 @@ def rows_for(spec: RunSpec, raw: cache.Entry) -> list[dict[str, object]]:
     common = {
         **run_coordinates(spec), "run": raw.key, **provenance(raw.path),
         "detail": run_detail(raw.path) if spec.cpu == "o3" else "",
-        "host_split": host_split(raw.path) if spec.workload.kind == "benchmark" else "",
+        "host_split": host_split(raw.path, region_dumped=spec.workload.kind == "benchmark"),
     }
     return [{**common, "sample": sample, "host_inst_rate": "" if rate is None else rate,
              "metric": m.name, "value": m.value, "unit": m.unit}

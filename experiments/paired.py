@@ -59,6 +59,10 @@ class Pairing:
     unpaired: int
     violations: list[str]
     from_zero: list[str]
+    # Pairs of values that are not numbers (a selftest's verdict, its failed
+    # cases), and how many of them moved: each also a violation.
+    verdicts: int = 0
+    verdicts_moved: int = 0
 
 
 def pair(reference: Iterable[dict[str, str]], new: Iterable[dict[str, str]]) -> Pairing:
@@ -67,16 +71,21 @@ def pair(reference: Iterable[dict[str, str]], new: Iterable[dict[str, str]]) -> 
     errors: dict[str, list[float]] = {}
     violations: list[str] = []
     from_zero: list[str] = []
+    verdicts = verdicts_moved = 0
     for key, row in new_rows.items():
         ref = ref_rows.get(key)
         metric = key[-1]
         if ref is None:
             continue
+        where = " ".join(f"{c}={v}" for c, v in zip(compare.JOIN, key) if v)
         try:
             before, after = float(ref["value"]), float(row["value"])
         except ValueError:
-            continue  # a verdict, not a number
-        where = " ".join(f"{c}={v}" for c, v in zip(compare.JOIN, key) if v)
+            verdicts += 1
+            if ref["value"] != row["value"]:
+                verdicts_moved += 1
+                violations.append(f"{where}: {ref['value']} -> {row['value']} (must not move)")
+            continue
         if metric in EXACT and before != after:
             violations.append(f"{where}: {before:g} -> {after:g} (must be equal)")
         if before == 0:
@@ -94,7 +103,7 @@ def pair(reference: Iterable[dict[str, str]], new: Iterable[dict[str, str]]) -> 
         errors.setdefault(metric, []).append(error)
     unpaired = sum(1 for key in new_rows if key not in ref_rows)
     return Pairing([MetricErrors(m, tuple(e)) for m, e in sorted(errors.items())], unpaired,
-                   violations, from_zero)
+                   violations, from_zero, verdicts, verdicts_moved)
 
 
 def pair_dirs(reference: Path, new: Path, names: Iterable[str] = ()) -> Pairing:

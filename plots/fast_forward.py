@@ -80,6 +80,10 @@ def effect_rows(name: str, full: list[dict[str, str]], fast: list[dict[str, str]
              (f"{ns.mean:+.2%} / {ns.worst:.2%}" + ("" if measure == EFFECT_METRIC
                                                     else f" (`{measure}`)")) if ns else "—",
              f"{instructions.worst:.2%} ({moved} over 0.1%)" if instructions else "—"]
+    if not ns and pairing.verdicts:
+        cells[1:3] = [str(pairing.verdicts),
+                      f"verdicts and failed cases: {pairing.verdicts - pairing.verdicts_moved} of "
+                      f"{pairing.verdicts} agree"]
     if not effects:
         return "| " + " | ".join(cells + ["no arms paired", "—", "—", "—"]) + " |"
     holds, _ = paired.effects_verdict(effects)

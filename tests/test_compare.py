@@ -248,6 +248,22 @@ def test_paired_errors_per_metric_and_what_must_not_move() -> None:
     assert len(paired.pair(reference, new).violations) == 2
 
 
+def test_paired_verdicts_must_be_equal() -> None:
+    from experiments import paired
+
+    def verdict(value: str, workload: str) -> dict[str, str]:
+        return {"experiment": "hardening-selftests", "core": "neoverse-v2",
+                "variant": "selftests", "features": "pac", "workload": workload,
+                "metric": "verdict", "value": value}
+
+    reference = [verdict("pass", "pac"), verdict("pass", "btitest")]
+    assert paired.pair(reference, reference).verdicts == 2
+    moved = paired.pair(reference, [verdict("pass", "pac"), verdict("fail", "btitest")])
+    assert moved.verdicts == 2 and moved.verdicts_moved == 1 and len(moved.violations) == 1
+    assert "workload=btitest" in moved.violations[0]
+    assert moved.violations[0].endswith("metric=verdict: pass -> fail (must not move)")
+
+
 def test_arm_effects_pair_each_arm_with_its_own_samples_baseline() -> None:
     from experiments import paired
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from experiments import selftests
+from experiments import collect, raw_outputs, selftests
 
 CONSOLE = """\
 init: up
@@ -63,3 +66,22 @@ def test_failed_cases_are_named() -> None:
              "not ok 1 kasan\nselftest-end kunit/kasan status=1\n")
     (verdict,) = selftests.parse(kunit)
     assert verdict.failed_cases == ("kmalloc_oob_left",)
+
+
+def test_a_fast_forward_selftest_splits_its_host_time_with_the_test_as_its_region(
+        tmp_path: Path) -> None:
+    # A selftest has no region dump (gem5's dump at exit covers the whole
+    # run): the test program, all of the detailed part, is the region.
+    m5out = tmp_path / raw_outputs.M5OUT
+    m5out.mkdir()
+    (m5out / raw_outputs.DETAIL).write_text(json.dumps({
+        "detail": "fast-forward",
+        "host_seconds": {"setup": 19.6, "detailed": 78.1, "teardown": 14.8}}))
+    (m5out / raw_outputs.STATS).write_text(
+        "---------- Begin Simulation Statistics ----------\nhostSeconds 112.5 # s\n"
+        "---------- End Simulation Statistics   ----------\n")
+    assert collect.host_split(tmp_path, region_dumped=False) == (
+        "setup=19.6;warmup=0.0;region=78.1;teardown=14.8")
+    # A full-detail run logs no requests: no split.
+    (m5out / raw_outputs.DETAIL).unlink()
+    assert collect.host_split(tmp_path, region_dumped=False) == ""
