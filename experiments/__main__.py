@@ -17,8 +17,9 @@ from pathlib import Path
 from builders import buildroot
 from builders.gem5 import VARIANTS as GEM5_VARIANTS
 from builders.process import CommandFailed
-from experiments import (backends, branches, collect, compare, dry_run, folders, gem5_builds,
-                         paired, qemu_arm32, qemu_reference, runner, simulate, spec, trace)
+from experiments import (backends, branches, canary, collect, compare, dry_run, folders,
+                         gem5_builds, paired, qemu_arm32, qemu_reference, runner, simulate,
+                         spec, trace)
 
 EXIT_FAILED = 1
 EXIT_CANCELLED = 130  # as a shell reports a process stopped by SIGINT
@@ -195,13 +196,17 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "compare":
         try:
             names = args.names + (spec.quick_set(definitions) if args.quick else [])
+            tolerances = compare.Tolerances.read(args.tolerances)
             text, agreed = compare.report(compare.compare_dirs(
-                args.reference, args.new, compare.Tolerances.read(args.tolerances), names,
-                args.partial))
+                args.reference, args.new, tolerances, names, args.partial))
+            canaries, canaries_held = canary.check(args.reference, args.new, tolerances, names)
         except (compare.BadComparison, spec.BadExperiment) as err:
             logging.error("%s", err)
             return EXIT_FAILED
         print(text)
+        if canaries:
+            print(canaries)
+        agreed = agreed and canaries_held
         print("compare: the re-run agrees with the reference" if agreed else
               "compare: the re-run DIFFERS from the reference")
         return 0 if agreed else EXIT_FAILED

@@ -112,7 +112,7 @@ def cached_runs(experiments: Sequence[Experiment], variants: Sequence[str]
     builds = gem5_builds.cached_builds(variants, make_small=False)
     if builds is None:
         return None
-    return {spec for e in experiments for spec in e.runs
+    return {spec for e in experiments for spec in (*e.runs, *e.canary)
             if runner.plan(builds, spec).run.entry().usable()}
 
 
@@ -126,13 +126,14 @@ def report(experiments: Sequence[Experiment], jobs: int, gem5_variant: str = "op
     total = 0.0
     for e in experiments:
         cached = cached_runs([e], sorted({r.variant for r in e.runs}))
-        to_run = [r for r in e.runs if cached is None or r not in cached]
+        every = (*e.runs, *e.canary)
+        to_run = [r for r in every if cached is None or r not in cached]
         if others is None and any(place_of(r) not in seconds for r in to_run):
             others = recorded_seconds(recorded_experiments())
         guess = estimate(to_run, seconds, others)
         total += guess.seconds
         state = ("cached: unknown until its builds are" if cached is None
-                 else f"{len(e.runs) - len(to_run)} cached")
+                 else f"{len(every) - len(to_run)} cached")
         basis = ", ".join(f"{n} {what}" for n, what in (
             (guess.recorded, "recorded"), (guess.estimated, "at their workload's median"),
             (guess.from_full, "at their full-detail time"),
@@ -140,7 +141,8 @@ def report(experiments: Sequence[Experiment], jobs: int, gem5_variant: str = "op
             (guess.unknown, "never recorded, counted as 0"))
             if n)
         detail = sorted({r.detail for r in e.runs if r.cpu == "o3"}) or ["-"]
-        lines.append(f"{e.name} ({'/'.join(detail)}): {len(e.runs)} runs, {state}; "
+        canary = f" + {len(e.canary)} in full detail (canary)" if e.canary else ""
+        lines.append(f"{e.name} ({'/'.join(detail)}): {len(e.runs)} runs{canary}, {state}; "
                      f"{len(to_run)} to simulate"
                      + (f", about {guess.seconds / 60:.1f} host min ({basis})" if to_run else ""))
     lines.append(f"total: about {total / 60:.1f} host min of simulation, about "

@@ -21,6 +21,12 @@ USER_RESULTS = USER_OUT / "results"
 USER_DERIVED = USER_OUT / "derived"
 USER_TRACES = USER_RESULTS / "traces"
 USER_FIGURES = USER_OUT / "figures"
+# A fast-forward experiment's full-detail canary runs, beside its own CSV.
+CANARY = "canary"
+
+
+def canary_csv(results_dir: Path, name: str) -> Path:
+    return results_dir / CANARY / f"{name}.csv"
 
 
 def results_dir_argument(parser: argparse.ArgumentParser) -> None:

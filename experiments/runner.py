@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from builders import cache
-from experiments import collect, gem5_commands
+from experiments import collect, folders, gem5_commands
 from experiments.gem5_builds import Builds
 from experiments.simulate import Cancelled, Gem5Runner
 from experiments.spec import Experiment, RunSpec
@@ -78,7 +78,7 @@ def run_experiments(experiments: Sequence[Experiment], builds: Builds, runner: G
                     jobs: int, results_dir: Path, cpu_filter: str | None = None) -> list[Path]:
     """Simulate every run of ``experiments`` and write ``results_dir/<name>.csv``
     for each; with ``cpu_filter`` only that CPU type's rows are replaced."""
-    planned = [plan(builds, spec) for e in experiments for spec in e.runs]
+    planned = [plan(builds, spec) for e in experiments for spec in (*e.runs, *e.canary)]
     pending = [p for p in planned if not p.run.entry().usable()]
     log.info("%d runs: %d cached, %d to simulate (up to %d at a time)", len(planned),
              len(planned) - len(pending), len(pending), jobs)
@@ -119,10 +119,9 @@ def run_experiments(experiments: Sequence[Experiment], builds: Builds, runner: G
 
     _in_parallel(runner, jobs, list(enumerate(planned, start=1)), start,
                  lambda item: item[1].spec.label, finished, failures)
-    written = []
-    for experiment in experiments:
+    def rows_of(specs: Sequence[RunSpec]) -> list[dict[str, object]]:
         rows: list[dict[str, object]] = []
-        for spec in experiment.runs:
+        for spec in specs:
             if spec not in entries:
                 continue
             try:
@@ -130,6 +129,11 @@ def run_experiments(experiments: Sequence[Experiment], builds: Builds, runner: G
             except Exception as err:  # noqa: BLE001 - every kind goes in the summary
                 failures.append(f"{spec.label}: {type(err).__name__}: {err} "
                                 f"(raw outputs: {entries[spec].path})")
+        return rows
+
+    written = []
+    for experiment in experiments:
+        rows, canary_rows = rows_of(experiment.runs), rows_of(experiment.canary)
         if failures:
             continue
         target = results_dir / f"{experiment.name}.csv"
@@ -141,6 +145,12 @@ def run_experiments(experiments: Sequence[Experiment], builds: Builds, runner: G
             collect.write_csv(rows, target)
         log.info("%s: wrote %s (%d rows)", experiment.name, target, len(rows))
         written.append(target)
+        if canary_rows:
+            canary = folders.canary_csv(results_dir, experiment.name)
+            collect.write_csv(canary_rows, canary)
+            log.info("%s: wrote its full-detail canary %s (%d rows)", experiment.name, canary,
+                     len(canary_rows))
+            written.append(canary)
     if failures:
         raise ExperimentFailed(f"{len(failures)} failed:\n\n" + "\n\n".join(failures))
     return written

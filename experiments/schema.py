@@ -66,6 +66,9 @@ TOP_LEVEL: dict[str, Type] = {
     "core_count": INTEGER,
     # "full" (default) or "fast-forward": the core model only around the regions.
     "detail": STRING,
+    # With fast-forward: the runs it selects (keys as [[exclude]]'s) are also
+    # made in full detail, a canary that `make compare` re-checks.
+    "canary": TABLE,
 }
 TOP_REQUIRED = ("matrix", "workloads")
 MATRIX: dict[str, Type] = {
@@ -131,6 +134,11 @@ def read(path: Path) -> dict[str, Any]:
         check_table(path, f"[[exclude]] #{number}: ", exclusion, EXCLUDE)
         if not exclusion:
             raise BadExperiment(f"{path}: [[exclude]] #{number}: empty; give one or more of "
+                                f"{', '.join(EXCLUDE)}")
+    if "canary" in data:
+        check_table(path, "[canary]: ", data["canary"], EXCLUDE)
+        if not data["canary"]:
+            raise BadExperiment(f"{path}: [canary]: empty; give one or more of "
                                 f"{', '.join(EXCLUDE)}")
     for key in MATRIX:
         if key in data["matrix"] and not data["matrix"][key]:

@@ -174,6 +174,9 @@ class Experiment:
     # Reference boots on QEMU per kernel command line (qemu_reference): more
     # than one where verdicts vary from boot to boot (random tags).
     qemu_boots: int = 1
+    # Full-detail twins of some fast-forward runs ([canary]): their rows go to
+    # <results>/canary/<name>.csv and `compare` pairs them with their twins.
+    canary: tuple[RunSpec, ...] = ()
 
 
 def _exclusion(entry: dict[str, Any]) -> dict[str, str]:
@@ -347,14 +350,40 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
         check_run(f"{path}", run)
     return Experiment(name=name, description=data.get("description", ""),
                       quick=data.get("quick", False), runs=runs, kind=kind,
-                      qemu_boots=data.get("qemu_boots", 1))
+                      qemu_boots=data.get("qemu_boots", 1),
+                      canary=_canary(path, data, runs, names_of))
+
+
+def _canary(path: Path, data: dict[str, Any], runs: Sequence[RunSpec],
+            names_of: dict[str, list[str]]) -> tuple[RunSpec, ...]:
+    """The full-detail twins of the fast-forward runs ``[canary]`` selects."""
+    if "canary" not in data:
+        return ()
+    selection = _exclusion(data["canary"])
+    for key, value in selection.items():
+        if key == "features":
+            try:
+                value = selection[key] = ",".join(catalog.parse_features(value))
+            except catalog.UnknownName as err:
+                raise BadExperiment(f"{path}: [canary]: {err}") from err
+        if value not in names_of[key]:
+            raise BadExperiment(f"{path}: [canary]: {key} '{value}' is not in the experiment "
+                                f"(valid: {', '.join(names_of[key])})")
+    twins = tuple(replace(r, detail=catalog.DETAIL_FULL) for r in runs
+                  if r.detail == catalog.DETAIL_FAST_FORWARD and _matches(r, selection))
+    if not twins:
+        raise BadExperiment(f"{path}: [canary] selects no fast-forward run: a canary is the "
+                            f"full-detail twin of runs made with detail = "
+                            f"\"{catalog.DETAIL_FAST_FORWARD}\"")
+    return twins
 
 
 def only_cpu(experiment: Experiment, cpu: str) -> Experiment:
     """The experiment's runs on one CPU type (e.g. the quick atomic selftests)."""
     if cpu not in catalog.CPU_TYPES:
         raise BadExperiment(f"unknown cpu '{cpu}'; valid cpus: {', '.join(catalog.CPU_TYPES)}")
-    return replace(experiment, runs=tuple(r for r in experiment.runs if r.cpu == cpu))
+    return replace(experiment, runs=tuple(r for r in experiment.runs if r.cpu == cpu),
+                   canary=tuple(r for r in experiment.canary if r.cpu == cpu))
 
 
 def with_detail(experiment: Experiment, detail: str) -> Experiment:
@@ -364,7 +393,9 @@ def with_detail(experiment: Experiment, detail: str) -> Experiment:
     runs = tuple(replace(r, detail=detail) if r.cpu == "o3" else r for r in experiment.runs)
     for run in runs:
         check_run(experiment.name, run)
-    return replace(experiment, runs=runs)
+    # A canary is the twin of a fast-forward run: none where no run is one.
+    canary = experiment.canary if detail == catalog.DETAIL_FAST_FORWARD else ()
+    return replace(experiment, runs=runs, canary=canary)
 
 
 def derive(experiment: Experiment, cores: Sequence[str] = (),
@@ -389,7 +420,8 @@ def derive(experiment: Experiment, cores: Sequence[str] = (),
             if candidate not in derived:
                 derived.append(candidate)
     what = " ".join([*(f"--core {c}" for c in cores), *(f"--param {p}" for p in params)])
-    return replace(experiment, runs=tuple(derived),
+    # A derived run is a what-if, not the record: it keeps no canary.
+    return replace(experiment, runs=tuple(derived), canary=(),
                    description=f"{experiment.description} (derived: {what})")
 
 
@@ -405,7 +437,7 @@ def sweep(experiment: Experiment, key: str, values: Sequence[str],
     runs = list(derive(experiment, cores).runs)
     for value in values:
         runs += [r for r in derive(experiment, cores, [f"{key}={value}"]).runs if r not in runs]
-    return replace(experiment, runs=tuple(runs),
+    return replace(experiment, runs=tuple(runs), canary=(),
                    description=f"{experiment.description} (sweep of {key}: "
                                f"{', '.join(values)})")
 

@@ -517,3 +517,47 @@ def test_a_guest_that_never_asks_for_detail_fails_with_its_meaning(
     # for a guest that never asks and for one that asks after its region began.
     assert "never asked for detail" in str(failure.value)
     assert "after the region began" in str(failure.value)
+
+
+CANARY_PROBE = PROBE.replace('benchmark = "syscall_loop"', 'benchmark = "syscall_loop"\n'
+                             'detail = "fast-forward"\n[canary]\nfeatures = "pan"')
+
+
+def test_a_canary_is_made_in_full_detail_beside_its_twin_and_compare_rechecks_it(
+        tmp_path: Path, cache_root: Path) -> None:
+    from experiments import canary, compare, folders
+
+    reference = _run(tmp_path, _experiment(tmp_path), "reference")
+    experiment = _experiment(tmp_path, CANARY_PROBE)
+    assert [(r.features, r.detail) for r in experiment.canary] == [(("pan",), "full")]
+    rows = _run(tmp_path, experiment, "rerun")
+    assert {r["detail"] for r in rows} == {"fast-forward"}
+    canary_rows = collect.read_csv(folders.canary_csv(tmp_path / "rerun", "probe"))
+    assert {(r["features"], r["detail"]) for r in canary_rows} == {("pan", "full")}
+    # The canary is the reference's own full-detail run: the same simulation.
+    assert {r["run"] for r in canary_rows} == {r["run"] for r in reference
+                                              if r["features"] == "pan"}
+    tolerances = compare.Tolerances.read()
+    text, held = canary.check(tmp_path / "reference", tmp_path / "rerun", tolerances)
+    assert held, text
+    assert text.startswith("canary probe: ")
+    # A fast-forward twin whose work per operation moved fails the re-check.
+    moved = [{**r, "value": "999"} if r["metric"] == "instructions_per_iteration" else r
+             for r in rows]
+    collect.write_csv(moved, tmp_path / "rerun" / "probe.csv")
+    text, held = canary.check(tmp_path / "reference", tmp_path / "rerun", tolerances)
+    assert not held and "moved: " in text
+
+
+def test_a_canary_must_select_a_fast_forward_run(tmp_path: Path) -> None:
+    full_detail = CANARY_PROBE.replace('detail = "fast-forward"\n', "")
+    with pytest.raises(spec.BadExperiment, match=r"\[canary\] selects no fast-forward run"):
+        _experiment(tmp_path, full_detail)
+    with pytest.raises(spec.BadExperiment, match=r"\[canary\]: features 'pac' is not in the "
+                       r"experiment \(valid: , pan\)"):
+        _experiment(tmp_path, CANARY_PROBE.replace('features = "pan"\n[matrix]',
+                                                   'features = "pac"\n[matrix]'))
+    # A derived run (another core, a --param) keeps no canary; --detail full drops it.
+    experiment = _experiment(tmp_path, CANARY_PROBE)
+    assert not spec.derive(experiment, ["neoverse-n1"]).canary
+    assert not spec.with_detail(experiment, "full").canary
