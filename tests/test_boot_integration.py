@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from experiments import gem5_commands, raw_outputs, simulate, spec
+from experiments import collect, gem5_commands, raw_outputs, simulate, spec
 from experiments.gem5_builds import Builds
 from experiments.gem5_commands import GuestScript
 from experiments.raw_outputs import SimulationFailed
@@ -203,6 +203,30 @@ def test_fast_forward_switches_at_the_request_and_measures_what_full_detail_does
     assert [(r["kind"], r["switched"]) for r in log["requests"]] == [
         ("begin", True), ("end", True)]
     assert fast["instructions"]["host_split"].startswith("setup=")
+
+
+def test_a_real_canary_is_the_full_detail_run_and_its_twin_holds(builds: Builds,
+                                                                 tmp_path: Path) -> None:
+    """The probe with fast-forward and its one run as the canary: the canary
+    is the full-detail run itself (one simulation, one key), and the
+    fast-forward twin commits its instructions."""
+    from experiments import canary, compare, folders, runner
+
+    (tmp_path / "probe.toml").write_text(REAL_PROBE)
+    full = spec.load("probe", tmp_path)
+    (tmp_path / "probe.toml").write_text(REAL_PROBE.replace(
+        'benchmark = "syscall_loop"',
+        'benchmark = "syscall_loop"\ndetail = "fast-forward"\n[canary]\nworkload = "invalid"'))
+    fast = spec.load("probe", tmp_path)
+    gem5 = simulate.Gem5Runner(simulate.RepoState.read())
+    runner.run_experiments([full], builds, gem5, 1, tmp_path / "reference")
+    runner.run_experiments([fast], builds, gem5, 1, tmp_path / "rerun")
+    reference = collect.read_csv(tmp_path / "reference" / "probe.csv")
+    canary_rows = collect.read_csv(folders.canary_csv(tmp_path / "rerun", "probe"))
+    assert {r["run"] for r in canary_rows} == {r["run"] for r in reference}
+    text, held = canary.check(tmp_path / "reference", tmp_path / "rerun",
+                              compare.Tolerances.read())
+    assert held, text
 
 
 def test_one_real_run_through_slurm_makes_the_local_csv(
