@@ -47,12 +47,16 @@ def check(reference: Path, new: Path, tolerances: compare.Tolerances,
             raise compare.BadComparison(f"{name}: {source} was not made in full detail and "
                                         f"the reference has no {own}")
         outcomes = compare.compare_rows(reference_rows, canary_rows, tolerances, partial=True)
-        bad = [o for o in outcomes if o.verdict in ("deviates", "missing", "new")]
+        # As compare judges: a metric the reference lacks (an older file) is not a failure.
+        bad = [o for o in outcomes if o.verdict in ("deviates", "missing")]
         pairing = paired.pair(canary_rows, collect.read_csv(new / f"{name}.csv"))
         times = next((m for m in pairing.metrics if m.metric == TIME_METRIC), None)
+        agree = sum(1 for o in outcomes if o.verdict in ("identical", "within"))
+        fresh = sum(1 for o in outcomes if o.verdict == "new")
         lines.append(
             f"canary {name}: {len(outcomes)} full-detail values against {source.parent.name}/"
-            f"{source.name}: {len(outcomes) - len(bad)} agree; fast-forward twins: "
+            f"{source.name}: {agree} agree" + (f", {fresh} not in it" if fresh else "")
+            + "; fast-forward twins: "
             f"{len(pairing.violations)} moved of what must not"
             + (f", {TIME_METRIC} within {times.worst:.2%}" if times else ""))
         lines += [f"  {o.describe()}" for o in bad[:20]]

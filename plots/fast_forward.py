@@ -16,14 +16,15 @@ from __future__ import annotations
 import pandas as pd
 
 from experiments import paired
-from plots import (c1_published, c2_kpkeys, c2_kpkeys_vmalloc, c4_uaccess, c4_uaccess_sysreg,
-                   c5_contpte, style)
+from plots import (c1_published, c1_sctlr, c2_kpkeys, c2_kpkeys_vmalloc, c4_uaccess,
+                   c4_uaccess_sysreg, c5_contpte, style)
 
 CHECKS = "checks/fast-forward"
 PARTS = ("setup", "warmup", "region", "teardown")
 # Each experiment's baseline kernel, as its figure takes it.
 BASELINES = {
-    "c1-published": c1_published.BASELINE, "c2-kpkeys": c2_kpkeys.BASELINE,
+    "c1-published": c1_published.BASELINE, "c1-published-fit": c1_published.BASELINE,
+    "c1-sctlr": c1_sctlr.BASELINE, "c2-kpkeys": c2_kpkeys.BASELINE,
     "c2-kpkeys-64k": c2_kpkeys.BASELINE, "c2-kpkeys-por": c2_kpkeys.BASELINE,
     "c2-kpkeys-spawn": c2_kpkeys.BASELINE, "c2-kpkeys-vmalloc": c2_kpkeys.BASELINE,
     "c4-uaccess": c4_uaccess.BASELINE, "c4-uaccess-sysreg": c4_uaccess_sysreg.BASELINE,
