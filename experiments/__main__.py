@@ -134,8 +134,8 @@ def main(argv: list[str] | None = None) -> int:
                             "count the runs it lacks")
     pairing = sub.add_parser(
         "paired", help="per metric, the relative errors of re-run rows against the same runs' "
-        "reference rows (e.g. fast-forward against full detail); exit 1 if the iterations "
-        "or the instructions per iteration moved")
+        "reference rows (e.g. fast-forward against full detail); exit 1 if the iterations, "
+        "verdicts or the instructions per iteration (by over 0.1%) moved")
     pairing.add_argument("reference", type=Path)
     pairing.add_argument("new", type=Path)
     pairing.add_argument("names", nargs="*", help="results to pair (default: every CSV in NEW)")
@@ -199,11 +199,11 @@ def main(argv: list[str] | None = None) -> int:
             tolerances = compare.Tolerances.read(args.tolerances)
             text, agreed = compare.report(compare.compare_dirs(
                 args.reference, args.new, tolerances, names, args.partial))
+            print(text)
             canaries, canaries_held = canary.check(args.reference, args.new, tolerances, names)
         except (compare.BadComparison, spec.BadExperiment) as err:
             logging.error("%s", err)
             return EXIT_FAILED
-        print(text)
         if canaries:
             print(canaries)
         agreed = agreed and canaries_held

@@ -119,7 +119,9 @@ def run_experiments(experiments: Sequence[Experiment], builds: Builds, runner: G
 
     _in_parallel(runner, jobs, list(enumerate(planned, start=1)), start,
                  lambda item: item[1].spec.label, finished, failures)
+
     def rows_of(specs: Sequence[RunSpec]) -> list[dict[str, object]]:
+        # A run whose outputs cannot be read goes in ``failures``, as a failed run does.
         rows: list[dict[str, object]] = []
         for spec in specs:
             if spec not in entries:
@@ -145,12 +147,16 @@ def run_experiments(experiments: Sequence[Experiment], builds: Builds, runner: G
             collect.write_csv(rows, target)
         log.info("%s: wrote %s (%d rows)", experiment.name, target, len(rows))
         written.append(target)
+        canary = folders.canary_csv(results_dir, experiment.name)
         if canary_rows:
-            canary = folders.canary_csv(results_dir, experiment.name)
             collect.write_csv(canary_rows, canary)
             log.info("%s: wrote its full-detail canary %s (%d rows)", experiment.name, canary,
                      len(canary_rows))
             written.append(canary)
+        elif not cpu_filter and canary.is_file():
+            # An older canary beside rows that no longer have twins would be re-checked.
+            canary.unlink()
+            log.info("%s: removed %s (this run makes no canary)", experiment.name, canary)
     if failures:
         raise ExperimentFailed(f"{len(failures)} failed:\n\n" + "\n\n".join(failures))
     return written

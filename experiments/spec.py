@@ -356,34 +356,52 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
 
 def _canary(path: Path, data: dict[str, Any], runs: Sequence[RunSpec],
             names_of: dict[str, list[str]]) -> tuple[RunSpec, ...]:
-    """The full-detail twins of the fast-forward runs ``[canary]`` selects."""
+    """The full-detail twins of the fast-forward runs ``[canary]`` selects, in
+    layout sample 0 only (each sample would add a full-detail run)."""
     if "canary" not in data:
         return ()
+    if data.get("detail", catalog.DETAIL_FULL) != catalog.DETAIL_FAST_FORWARD:
+        raise BadExperiment(f"{path}: [canary] needs detail = "
+                            f"\"{catalog.DETAIL_FAST_FORWARD}\": a canary is the full-detail "
+                            "twin of a fast-forward run")
     selection = _exclusion(data["canary"])
+    if "features" in selection:
+        try:
+            selection["features"] = ",".join(catalog.parse_features(selection["features"]))
+        except catalog.UnknownName as err:
+            raise BadExperiment(f"{path}: [canary]: {err}") from err
     for key, value in selection.items():
-        if key == "features":
-            try:
-                value = selection[key] = ",".join(catalog.parse_features(value))
-            except catalog.UnknownName as err:
-                raise BadExperiment(f"{path}: [canary]: {err}") from err
         if value not in names_of[key]:
-            raise BadExperiment(f"{path}: [canary]: {key} '{value}' is not in the experiment "
-                                f"(valid: {', '.join(names_of[key])})")
+            raise BadExperiment(f"{path}: [canary]: {key} {_shown(value)} is not in the "
+                                f"experiment (valid: {', '.join(map(_shown, names_of[key]))})")
     twins = tuple(replace(r, detail=catalog.DETAIL_FULL) for r in runs
-                  if r.detail == catalog.DETAIL_FAST_FORWARD and _matches(r, selection))
+                  if r.detail == catalog.DETAIL_FAST_FORWARD and r.sample == 0
+                  and _matches(r, selection))
     if not twins:
-        raise BadExperiment(f"{path}: [canary] selects no fast-forward run: a canary is the "
-                            f"full-detail twin of runs made with detail = "
-                            f"\"{catalog.DETAIL_FAST_FORWARD}\"")
+        shown = ", ".join(f"{k} = {_shown(v)}" for k, v in selection.items())
+        raise BadExperiment(f"{path}: [canary] ({shown}) selects no detailed run left after "
+                            "[[exclude]]")
     return twins
+
+
+def _shown(value: str) -> str:
+    """A matrix entry as a definition writes it ('' for none)."""
+    return f"'{value}'"
+
+
+def _with_canary_of(experiment: Experiment, runs: tuple[RunSpec, ...]) -> Experiment:
+    """The experiment with these runs, keeping the canaries whose twin is among them."""
+    twins = set(runs)
+    canary = tuple(c for c in experiment.canary
+                   if replace(c, detail=catalog.DETAIL_FAST_FORWARD) in twins)
+    return replace(experiment, runs=runs, canary=canary)
 
 
 def only_cpu(experiment: Experiment, cpu: str) -> Experiment:
     """The experiment's runs on one CPU type (e.g. the quick atomic selftests)."""
     if cpu not in catalog.CPU_TYPES:
         raise BadExperiment(f"unknown cpu '{cpu}'; valid cpus: {', '.join(catalog.CPU_TYPES)}")
-    return replace(experiment, runs=tuple(r for r in experiment.runs if r.cpu == cpu),
-                   canary=tuple(r for r in experiment.canary if r.cpu == cpu))
+    return _with_canary_of(experiment, tuple(r for r in experiment.runs if r.cpu == cpu))
 
 
 def with_detail(experiment: Experiment, detail: str) -> Experiment:
@@ -454,7 +472,7 @@ def with_samples(experiment: Experiment, samples: int) -> Experiment:
                             "32-bit run repeats its calls within one simulation (RUNS)")
     runs = [replace(run, sample=k) for run in experiment.runs if run.sample == 0
             for k in range(samples)]
-    return replace(experiment, runs=tuple(runs))
+    return _with_canary_of(experiment, tuple(runs))
 
 
 def derived_label(cores: Sequence[str], params: Sequence[str]) -> str:

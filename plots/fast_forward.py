@@ -105,8 +105,8 @@ def main(folders: style.Folders) -> None:
     pairing = paired.pair_dirs(folders.results, checks, names)
     lines = [paired.table(pairing), "",
              f"Relative error of each fast-forward value against the same run's full-detail "
-             f"value, over {', '.join(f'`{n}`' for n in names)}. Iterations and "
-             f"instructions per iteration must not move (0.1%): "
+             f"value, over {', '.join(f'`{n}`' for n in names)}. Iterations and verdicts "
+             f"must not move, nor instructions per iteration by more than 0.1%: "
              f"{'none did' if not pairing.violations else f'{len(pairing.violations)} did'}. "
              f"Counts that were zero in full detail and are not now (a TLB or cache miss or "
              f"two at the switch): {len(pairing.from_zero)}.", "",

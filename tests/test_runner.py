@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -547,17 +548,46 @@ def test_a_canary_is_made_in_full_detail_beside_its_twin_and_compare_rechecks_it
     collect.write_csv(moved, tmp_path / "rerun" / "probe.csv")
     text, held = canary.check(tmp_path / "reference", tmp_path / "rerun", tolerances)
     assert not held and "moved: " in text
+    collect.write_csv(rows, tmp_path / "rerun" / "probe.csv")
+    # A check that compares nothing fails: the reference lacks the canary's run,
+    # or holds fast-forward rows only, or the re-run lacks the twins.
+    for where, kept, expected in (
+            ("reference", [r for r in reference if r["features"] != "pan"],
+             "1 canary runs are not in"),
+            ("reference", rows, "was not made in full detail"),
+            ("rerun", [r for r in rows if r["features"] != "pan"],
+             "1 canary runs have no fast-forward twin")):
+        broken = tmp_path / f"broken-{where}"
+        sources = {"reference": tmp_path / "reference", "rerun": tmp_path / "rerun"}
+        shutil.copytree(sources[where], broken)
+        collect.write_csv(kept, broken / "probe.csv")
+        sources[where] = broken
+        text, held = canary.check(sources["reference"], sources["rerun"], tolerances)
+        assert not held and expected in text, text
+        shutil.rmtree(broken)
+    # The same experiment again in full detail: no twins, so no canary is left.
+    _run(tmp_path, spec.with_detail(experiment, "full"), "rerun")
+    assert not folders.canary_csv(tmp_path / "rerun", "probe").exists()
 
 
 def test_a_canary_must_select_a_fast_forward_run(tmp_path: Path) -> None:
     full_detail = CANARY_PROBE.replace('detail = "fast-forward"\n', "")
-    with pytest.raises(spec.BadExperiment, match=r"\[canary\] selects no fast-forward run"):
+    with pytest.raises(spec.BadExperiment, match=r"\[canary\] needs detail = \"fast-forward\""):
         _experiment(tmp_path, full_detail)
     with pytest.raises(spec.BadExperiment, match=r"\[canary\]: features 'pac' is not in the "
-                       r"experiment \(valid: , pan\)"):
+                       r"experiment \(valid: '', 'pan'\)"):
         _experiment(tmp_path, CANARY_PROBE.replace('features = "pan"\n[matrix]',
                                                    'features = "pac"\n[matrix]'))
+    with pytest.raises(spec.BadExperiment, match=r"\[canary\] \(workload = 'invalid'\) "
+                       r"selects no detailed run left after \[\[exclude\]\]"):
+        _experiment(tmp_path, CANARY_PROBE.replace(
+            'features = "pan"\n[matrix]', 'workload = "invalid"\n[matrix]') +
+            '[[exclude]]\nworkload = "invalid"\n[[workloads]]\nname = "other"\n'
+            'args = ["getppid", "10", "1000"]\niterations = 1000\n')
     # A derived run (another core, a --param) keeps no canary; --detail full drops it.
     experiment = _experiment(tmp_path, CANARY_PROBE)
     assert not spec.derive(experiment, ["neoverse-n1"]).canary
     assert not spec.with_detail(experiment, "full").canary
+    # Layout samples: the canary is sample 0's twin only, whatever the count.
+    assert [r.sample for r in spec.with_samples(experiment, 3).canary] == [0]
+    assert not spec.only_cpu(experiment, "atomic").canary
