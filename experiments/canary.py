@@ -29,7 +29,7 @@ TIME_METRIC = "ns_per_iteration"
 
 def _runs(rows: Iterable[dict[str, str]], detail: str | None = None) -> set[tuple[str, ...]]:
     """The runs (join key less the metric) the rows hold, of one detail if given."""
-    return {tuple(compare.join_value(r, c) for c in compare.JOIN[:-1]) for r in rows
+    return {compare.run_of(compare.key_of(r)) for r in rows
             if detail is None or compare.detail_of(r) == detail}
 
 

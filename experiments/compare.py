@@ -134,12 +134,22 @@ def join_value(row: dict[str, str], column: str) -> str:
     return row.get(column) or OLDER_FILES.get(column, "")
 
 
+def key_of(row: dict[str, str]) -> tuple[str, ...]:
+    """The row's join key: its run's coordinates, then the metric."""
+    return tuple(join_value(row, c) for c in JOIN)
+
+
+def run_of(key: tuple[str, ...]) -> tuple[str, ...]:
+    """The run a join key belongs to: the key less its metric."""
+    return key[:-1]
+
+
 def index_rows(rows: Iterable[dict[str, str]], where: str = "results"
            ) -> dict[tuple[str, ...], dict[str, str]]:
     """Rows by their join key; two rows with one key cannot be paired, so they fail."""
     indexed: dict[tuple[str, ...], dict[str, str]] = {}
     for row in rows:
-        key = tuple(join_value(row, c) for c in JOIN)
+        key = key_of(row)
         if key in indexed:
             shown = ", ".join(f"{c}={v}" for c, v in zip(JOIN, key) if v)
             raise BadComparison(f"{where}: two rows with the same coordinates ({shown}): "
@@ -154,11 +164,11 @@ def compare_rows(reference: list[dict[str, str]], new: list[dict[str, str]],
     (a reviewer's sample); the runs it lacks altogether are left out, while a
     metric missing from a run it has still counts against it."""
     ref_rows, new_rows = index_rows(reference, "the reference"), index_rows(new, "the re-run")
-    runs_rerun = {coordinates[:-1] for coordinates in new_rows}
+    runs_rerun = {run_of(coordinates) for coordinates in new_rows}
     outcomes = []
     for coordinates, ref in ref_rows.items():
         row = new_rows.get(coordinates)
-        if row is None and partial and coordinates[:-1] not in runs_rerun:
+        if row is None and partial and run_of(coordinates) not in runs_rerun:
             continue
         if row is None:
             outcomes.append(Outcome(coordinates, ref["value"], "", "missing",

@@ -305,10 +305,7 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
                 "kernel_args": [" ".join(c) for c in cmdlines],
                 "features": [",".join(f) for f in feature_sets]}
     for number, exclusion in enumerate(excludes, start=1):
-        for key, value in exclusion.items():
-            if value not in names_of[key]:
-                raise BadExperiment(f"{path}: [[exclude]] #{number}: {key} '{value}' is not "
-                                    f"in the experiment (valid: {', '.join(names_of[key])})")
+        _check_in_experiment(f"{path}: [[exclude]] #{number}", exclusion, names_of)
     if "core_count" in data and "core_counts" in matrix:
         raise BadExperiment(f"{path}: give 'core_count' or [matrix] 'core_counts', not both")
     core_counts = matrix.get("core_counts", [data.get("core_count", 1)])
@@ -370,10 +367,7 @@ def _canary(path: Path, data: dict[str, Any], runs: Sequence[RunSpec],
             selection["features"] = ",".join(catalog.parse_features(selection["features"]))
         except catalog.UnknownName as err:
             raise BadExperiment(f"{path}: [canary]: {err}") from err
-    for key, value in selection.items():
-        if value not in names_of[key]:
-            raise BadExperiment(f"{path}: [canary]: {key} {_shown(value)} is not in the "
-                                f"experiment (valid: {', '.join(map(_shown, names_of[key]))})")
+    _check_in_experiment(f"{path}: [canary]", selection, names_of)
     twins = tuple(replace(r, detail=catalog.DETAIL_FULL) for r in runs
                   if r.detail == catalog.DETAIL_FAST_FORWARD and r.sample == 0
                   and _matches(r, selection))
@@ -387,6 +381,16 @@ def _canary(path: Path, data: dict[str, Any], runs: Sequence[RunSpec],
 def _shown(value: str) -> str:
     """A matrix entry as a definition writes it ('' for none)."""
     return f"'{value}'"
+
+
+def _check_in_experiment(where: str, selection: dict[str, str],
+                         names_of: dict[str, list[str]]) -> None:
+    """Each value a selection names must be one of the matrix's, or the selection
+    would silently match nothing."""
+    for key, value in selection.items():
+        if value not in names_of[key]:
+            raise BadExperiment(f"{where}: {key} {_shown(value)} is not in the experiment "
+                                f"(valid: {', '.join(map(_shown, names_of[key]))})")
 
 
 def _with_canary_of(experiment: Experiment, runs: tuple[RunSpec, ...]) -> Experiment:

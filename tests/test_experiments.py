@@ -68,7 +68,9 @@ def test_exclude_by_feature_set(tmp_path: Path) -> None:
     text = GOOD + '[[exclude]]\nfeatures = "pac,pan"\n[[exclude]]\nfeatures = ""\n'
     runs = spec.load("probe", _write(tmp_path, text)).runs
     assert {r.features for r in runs} == {("pan",)}
-    with pytest.raises(spec.BadExperiment, match="features 'mte' is not in the experiment"):
+    # The empty set is a choice too, so each choice is quoted.
+    with pytest.raises(spec.BadExperiment, match="features 'mte' is not in the experiment "
+                       r"\(valid: '', 'pan', 'pac,pan'\)"):
         spec.load("probe", _write(tmp_path, GOOD + '[[exclude]]\nfeatures = "mte"\n'))
 
 
