@@ -13,6 +13,8 @@ smallest effect and the spread over layout samples (``paired.arm_effects``).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
 from experiments import paired
@@ -46,22 +48,38 @@ def split_seconds(text: str) -> dict[str, float]:
             (part.split("=", 1) for part in text.split(";") if part)}
 
 
-def host_rows(name: str, full: pd.DataFrame, fast: pd.DataFrame) -> str:
+@dataclass(frozen=True)
+class HostTimes:
+    """Host seconds of one experiment's paired runs in each mode."""
+    runs: int
+    full: float
+    fast: float
+    parts: dict[str, float]
+
+    def __add__(self, other: HostTimes) -> HostTimes:
+        return HostTimes(self.runs + other.runs, self.full + other.full,
+                         self.fast + other.fast,
+                         {p: self.parts[p] + other.parts[p] for p in PARTS})
+
+    def row(self, label: str) -> str:
+        spent = " / ".join(f"{self.parts[p] / 60:.1f}" for p in PARTS)
+        return (f"| {label} | {self.runs} | {self.full / 60:.1f} | {self.fast / 60:.1f} | "
+                f"{self.full / self.fast:.1f}x | {spent} |")
+
+
+def host_times(full: pd.DataFrame, fast: pd.DataFrame) -> HostTimes:
     def per_run(frame: pd.DataFrame) -> pd.DataFrame:
         return frame.groupby("run").first()
 
     fast_runs, full_runs = per_run(fast), per_run(full)
     coordinates = ["core", "variant", "features", "params", "workload", "sample"]
     paired_full = full_runs.merge(fast_runs[coordinates], on=coordinates)
-    full_seconds = paired_full["host_seconds"].astype(float).sum()
-    fast_seconds = fast_runs["host_seconds"].astype(float).sum()
     parts = {p: 0.0 for p in PARTS}
     for text in fast_runs["host_split"]:
         for part, seconds in split_seconds(text).items():
             parts[part] += seconds
-    spent = " / ".join(f"{parts[p] / 60:.1f}" for p in PARTS)
-    return (f"| `{name}` | {len(fast_runs)} | {full_seconds / 60:.1f} | "
-            f"{fast_seconds / 60:.1f} | {full_seconds / fast_seconds:.1f}x | {spent} |")
+    return HostTimes(len(fast_runs), paired_full["host_seconds"].astype(float).sum(),
+                     fast_runs["host_seconds"].astype(float).sum(), parts)
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, str]]:
@@ -115,7 +133,10 @@ def main(folders: style.Folders) -> None:
              "min) |",
              "|---|---:|---:|---:|---:|---|"]
     fast = {name: pd.read_csv(checks / f"{name}.csv", keep_default_na=False) for name in names}
-    lines += [host_rows(name, folders.load(name), fast[name]) for name in names]
+    times = {name: host_times(folders.load(name), fast[name]) for name in names}
+    lines += [times[name].row(f"`{name}`") for name in names]
+    lines.append(sum(times.values(), HostTimes(0, 0.0, 0.0, {p: 0.0 for p in PARTS}))
+                 .row("all paired"))
     pairs = {name: (records(folders.load(name)), records(fast[name])) for name in names}
     effects = {name: paired.arm_effects(*pairs[name], BASELINES[name], effect_metric(name))
                if name in BASELINES else [] for name in names}
