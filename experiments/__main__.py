@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     pairing = sub.add_parser(
         "paired", help="per metric, the relative errors of re-run rows against the same runs' "
         "reference rows (e.g. fast-forward against full detail); exit 1 if the iterations, "
-        "verdicts or the instructions per iteration (by over 0.1%) moved")
+        "verdicts or the instructions per iteration (by over 0.1%%) moved")
     pairing.add_argument("reference", type=Path)
     pairing.add_argument("new", type=Path)
     pairing.add_argument("names", nargs="*", help="results to pair (default: every CSV in NEW)")
