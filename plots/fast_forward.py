@@ -31,6 +31,7 @@ BASELINES = {
     "c2-kpkeys-spawn": c2_kpkeys.BASELINE, "c2-kpkeys-vmalloc": c2_kpkeys.BASELINE,
     "c4-uaccess": c4_uaccess.BASELINE, "c4-uaccess-sysreg": c4_uaccess_sysreg.BASELINE,
     "c5-contpte": c5_contpte.BASELINE, "c5-contpte-sweep": c5_contpte.BASELINE,
+    "c5-contpte-mix": c5_contpte.BASELINE,
 }
 EFFECT_METRIC = "ns_per_iteration"
 # Where the figure measures something else: test_vmalloc's region is mostly
@@ -72,7 +73,10 @@ def host_times(full: pd.DataFrame, fast: pd.DataFrame) -> HostTimes:
         return frame.groupby("run").first()
 
     fast_runs, full_runs = per_run(fast), per_run(full)
-    coordinates = ["core", "variant", "features", "params", "workload", "sample"]
+    # Every coordinate that tells two runs apart, or a run pairs with several.
+    coordinates = [c for c in ("core", "cores", "nodes", "variant", "kernel_args", "features",
+                               "params", "workload", "sample")
+                   if c in fast_runs.columns and c in full_runs.columns]
     paired_full = full_runs.merge(fast_runs[coordinates], on=coordinates)
     parts = {p: 0.0 for p in PARTS}
     for text in fast_runs["host_split"]:
