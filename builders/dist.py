@@ -186,6 +186,43 @@ def host_packages(repo_root: Path) -> dict[str, str]:
             or name.split(":")[0] in listed}
 
 
+# apt-cache policy's version table: a version line, then the sources serving it.
+POLICY_VERSION = re.compile(r"^ (?:\*\*\*| {3}) (\S+) -?\d+$")
+POLICY_SOURCE = re.compile(r"^ {8}-?\d+ (\S+)")
+DPKG_STATUS = "/var/lib/dpkg/status"
+
+
+def served_versions(installed_versions: dict[str, str]) -> dict[str, str]:
+    """{package: version to download}: the installed one where apt still serves
+    it, otherwise apt's candidate (a point release replaced it; logged)."""
+    output = run(["apt-cache", "policy", *installed_versions])
+    served: dict[str, set[str]] = {}
+    candidate: dict[str, str] = {}
+    name = version = ""
+    for line in output.splitlines():
+        if not line.startswith(" "):
+            name, version = line.rstrip(":").split(":")[0], ""
+            served[name] = set()
+        elif line.strip().startswith("Candidate:"):
+            candidate[name] = line.split()[1]
+        elif match := POLICY_VERSION.match(line):
+            version = match.group(1)
+        elif (match := POLICY_SOURCE.match(line)) and match.group(1) != DPKG_STATUS:
+            served[name].add(version)
+    chosen = {}
+    for package, have in installed_versions.items():
+        bare = package.split(":")[0]
+        if have in served.get(bare, set()):
+            chosen[package] = have
+        elif candidate.get(bare, "(none)") != "(none)":
+            log.warning("%s %s is no longer served by apt: archiving %s", package, have,
+                        candidate[bare])
+            chosen[package] = candidate[bare]
+        else:
+            raise DistError(f"apt serves no version of {package}: 'apt-get update' first")
+    return chosen
+
+
 def apt_download(packages: dict[str, str], into: Path) -> list[str]:
     """``apt-get download`` of each package at its version into ``into``;
     returns the file names."""
@@ -193,7 +230,7 @@ def apt_download(packages: dict[str, str], into: Path) -> list[str]:
     wanted = [f"{name}={version}" for name, version in packages.items()]
     log.info("downloading %d Debian packages into %s", len(wanted), into)
     # In batches, so a long download shows progress.
-    batch = 40
+    batch = 100
     for start in range(0, len(wanted), batch):
         try:
             run(["apt-get", "download", *wanted[start:start + batch]], cwd=into)
@@ -260,7 +297,8 @@ def make_dist(repo_root: Path, out_dir: Path) -> Path:
             pack_pinned(pin, clones[pin.name], folder / "sources" / f"{pin.name}.git")
 
         debian = folder / "debian"
-        host_debs = apt_download(packages, debian / "host")
+        archived = served_versions(packages)
+        host_debs = apt_download(archived, debian / "host")
         # The guest's busybox as the build cache holds it (downloaded there
         # first when missing, as 'make disk' does): the one the disk keys name.
         guest = disk.BUSYBOX_PACKAGE
@@ -286,8 +324,10 @@ def make_dist(repo_root: Path, out_dir: Path) -> Path:
             "pins": {pin.name: {"tag": pin.tag, "commit": pin.commit,
                                 "left_out": list(pin.leave_out)} for pin in PINNED_REPOS}
             | {"linux_source": {"package": kernel.DEBIAN_PACKAGE,
-                                "version": packages.get(kernel.DEBIAN_PACKAGE, "")}},
-            "debian": {"host": packages, "guest": {guest: guest_version},
+                                "version": archived.get(kernel.DEBIAN_PACKAGE, "")}},
+            "debian": {"host": archived, "guest": {guest: guest_version},
+                       "host_installed_where_it_differs": {
+                           n: v for n, v in packages.items() if archived[n] != v},
                        "source": [s.package for s in buildroot.DEBIAN_SOURCES],
                        "files": {"host": host_debs, "guest": guest_debs,
                                  "source": sorted(p.name for p in
