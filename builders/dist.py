@@ -114,7 +114,8 @@ def pack_pinned(pin: PinnedRepo, repo: Path, dest: Path) -> None:
     def left_out_path(path: str) -> bool:
         return any(path == p or path.startswith(p + "/") for p in pin.leave_out)
 
-    entries = [line.split("\t", 1) for line in git(repo, "ls-tree", "-r", pin.commit).splitlines()]
+    entries = [line.split("\t", 1)
+               for line in git(repo, "ls-tree", "-r", pin.commit).splitlines()]
     # Blobs only: every tree stays, since a sparse checkout still reads the
     # whole tree into its index; a blob also used outside the left-out paths stays.
     left_out = ({meta.split()[2] for meta, path in entries if left_out_path(path)}
@@ -131,9 +132,9 @@ def pack_pinned(pin: PinnedRepo, repo: Path, dest: Path) -> None:
         if oid not in left_out:
             objects.append(oid)
     tag_ref = f"refs/tags/{pin.tag}"
-    tag_object = (git(repo, "rev-parse", "--verify", "-q", tag_ref).strip()
-                  if subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "-q",
-                                     tag_ref], capture_output=True).returncode == 0 else "")
+    # Empty when the clone lacks the tag (the commit alone is pinned).
+    tag_object = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "-q", tag_ref],
+                                capture_output=True, text=True).stdout.strip()
     if tag_object and tag_object != pin.commit:
         objects.append(tag_object)
     run(["git", "init", "--quiet", "--bare", str(dest)])
