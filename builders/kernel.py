@@ -157,7 +157,7 @@ def source_from_deb(root: Path, deb: Path) -> KernelSource:
     and version), so kernels built from it keep the keys of kernels built from
     the installed package."""
     version = run(["dpkg-deb", "-f", str(deb), "Version"]).strip()
-    suffix = "".join(DEBIAN_TARBALL.suffixes)
+    suffix = "".join(DEBIAN_TARBALL.suffixes[-2:])
     tarball = root / "kernel" / "tarballs" / f"{DEBIAN_PACKAGE}_{version}{suffix}"
     if not tarball.is_file():
         log.info("taking %s out of %s", DEBIAN_TARBALL.name, deb)
