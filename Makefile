@@ -21,7 +21,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 BUILD := $(PY) -m builders -j $(JOBS)
 
-.PHONY: all deps venv gem5 kernel kernels disk initramfs experiments compare committed-reference sweep qemu-reference figures publish test
+.PHONY: all deps venv gem5 kernel kernels disk initramfs experiments compare committed-reference sweep qemu-reference figures publish test dist test-dist
 
 # The quick experiment set; EXPERIMENTS=all runs every experiment. make figures
 # draws every figure whose results exist (FIGURES="a b" only those).
@@ -82,6 +82,19 @@ initramfs: venv
 # cache holds gem5, so a test that stops running is a failure, not a skip).
 test: venv
 	@$(PY) -m pytest -q $(if $(STRICT),--strict-skips)
+
+# One archive of every pinned input (this repository at HEAD, gem5's and
+# Buildroot's pinned commits, the Debian packages and Python wheels the builds
+# install) with SHA256SUMS, in $(DIST_DIR); GEM5_REPO and BUILDROOT_REPO must
+# reach the pinned commits. test-dist makes it, then builds the baseline kernel
+# and the disk image from it without network (builders/README.md).
+DIST_DIR ?= out/dist
+dist: venv
+	@$(BUILD) dist --out $(DIST_DIR)
+
+test-dist: venv
+	@archive=$$($(BUILD) dist --out $(DIST_DIR)) && \
+		DIST_ARCHIVE=$$archive $(PY) -m pytest -q tests/test_dist_offline.py
 
 # BACKEND=slurm submits the simulations as Slurm jobs (cache on a shared
 # filesystem); SLURM_ARGS adds e.g. "--slurm-partition=p --slurm-time=4:00:00".

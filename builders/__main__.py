@@ -1,5 +1,5 @@
 """Command line for the builders:
-``python -m builders {gem5,gem5-arm32,kernel,disk,initramfs} ...``."""
+``python -m builders {gem5,gem5-arm32,kernel,disk,initramfs,dist} ...``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from builders import buildroot, disk, gem5, initramfs, kernel
+from builders import buildroot, disk, dist, gem5, initramfs, kernel
 from builders.process import CommandFailed
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -35,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="debian: Debian's busybox-static + our programs (the default image); "
                    "buildroot: the same contents built by Buildroot (disk-image/buildroot)")
     sub.add_parser("initramfs", help="build the 32-bit Arm initramfs (claim C3 on QEMU)")
+    dist.add_arguments(sub.add_parser(
+        "dist", help="write one archive of every pinned input, with checksums (make dist)"))
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format="%(asctime)s %(levelname)s %(message)s", datefmt="%H:%M:%S")
@@ -57,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
             entry = buildroot.ensure_rootfs(args.rootfs, REPO_ROOT / "disk-image", tools,
                                             args.jobs)
             print(entry.path / disk.IMAGE_NAME)
+        elif args.what == "dist":
+            return dist.run_dist(args, REPO_ROOT)
         elif args.what == "initramfs":
             print(initramfs.ensure_initramfs(REPO_ROOT / "disk-image").path / initramfs.IMAGE_NAME)
     except (CommandFailed, RuntimeError, FileNotFoundError) as err:

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders import cache, disk, kernel
+from builders import cache, disk, kernel, local_debs
 from builders.process import checkout_pinned, make_environment, run, run_streaming
 
 log = logging.getLogger(__name__)
@@ -108,40 +108,55 @@ def _apt_options(apt_dir: Path) -> list[str]:
             "-o", f"Dir::Etc::PreferencesParts={apt_dir / 'preferences.d'}"]
 
 
+def source_apt(apt_dir: Path) -> list[str]:
+    """apt options reading Debian's source index in ``apt_dir`` (made and
+    brought up to date here)."""
+    for sub in ("lists/partial", "cache/archives/partial", "sources.list.d", "preferences.d"):
+        (apt_dir / sub).mkdir(parents=True, exist_ok=True)
+    (apt_dir / "sources.list").write_text(
+        f"deb-src [signed-by={DEBIAN_KEYRING}] {DEBIAN_MIRROR} {DEBIAN_SUITE} main\n")
+    options = _apt_options(apt_dir)
+    log.info("reading Debian %s's source index", DEBIAN_SUITE)
+    run(["apt-get", *options, "update"])
+    return options
+
+
+def download_source(options: list[str], source: DebianSource, into: Path) -> None:
+    """``apt-get source --download-only`` of ``source`` into ``into`` (the
+    .dsc, the upstream tarball and Debian's changes)."""
+    log.info("downloading Debian's %s source package", source.package)
+    run(["apt-get", *options, "source", "--download-only", source.package], cwd=into)
+    if not (into / source.orig).is_file():
+        found = sorted(p.name for p in into.iterdir())
+        raise RuntimeError(f"Debian's {source.package} source has no {source.orig} "
+                           f"(it has {', '.join(found)}): update DEBIAN_SOURCES and "
+                           f"the Buildroot release in builders/buildroot.py")
+
+
 def fetch_debian_sources(root: Path) -> Path:
     """Buildroot's download directory with every ``DEBIAN_SOURCES`` tarball in
-    it, fetched once with ``apt-get source``; returns the directory."""
+    it, fetched once with ``apt-get source`` (or copied from ``$ARTIFACT_DEBS``);
+    returns the directory."""
     dl_dir = root / "buildroot" / "dl"
-    apt_dir = root / "buildroot" / "apt"
     with cache.locked(root / "buildroot" / ".dl.lock"):
         missing = [s for s in DEBIAN_SOURCES
                    if not (dl_dir / s.buildroot_package / s.dl_name).is_file()]
         if not missing:
             return dl_dir
-        for sub in ("lists/partial", "cache/archives/partial", "sources.list.d",
-                    "preferences.d"):
-            (apt_dir / sub).mkdir(parents=True, exist_ok=True)
-        (apt_dir / "sources.list").write_text(
-            f"deb-src [signed-by={DEBIAN_KEYRING}] {DEBIAN_MIRROR} {DEBIAN_SUITE} main\n")
-        options = _apt_options(apt_dir)
-        log.info("reading Debian %s's source index", DEBIAN_SUITE)
-        run(["apt-get", *options, "update"])
+        options: list[str] | None = None
         for source in missing:
-            log.info("downloading Debian's %s source package", source.package)
-            # A scratch directory first: a download cut short never looks like
-            # a tarball.
+            target = dl_dir / source.buildroot_package / source.dl_name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            bundled = local_debs.find(source.orig, f"Debian's {source.package} source")
+            # A scratch directory first: a copy or download cut short never
+            # looks like a tarball.
             with tempfile.TemporaryDirectory(dir=root / "buildroot", prefix=".apt-") as scratch:
-                run(["apt-get", *options, "source", "--download-only", source.package],
-                    cwd=Path(scratch))
-                orig = Path(scratch) / source.orig
-                if not orig.is_file():
-                    found = sorted(p.name for p in Path(scratch).iterdir())
-                    raise RuntimeError(f"Debian's {source.package} source has no {source.orig} "
-                                       f"(it has {', '.join(found)}): update DEBIAN_SOURCES and "
-                                       f"the Buildroot release in builders/buildroot.py")
-                target = dl_dir / source.buildroot_package / source.dl_name
-                target.parent.mkdir(parents=True, exist_ok=True)
-                orig.rename(target)
+                if bundled is not None:
+                    shutil.copy2(bundled, Path(scratch) / source.orig)
+                else:
+                    options = options or source_apt(root / "buildroot" / "apt")
+                    download_source(options, source, Path(scratch))
+                (Path(scratch) / source.orig).rename(target)
     return dl_dir
 
 

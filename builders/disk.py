@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from builders import cache, kernel
+from builders import cache, kernel, local_debs
 from builders.process import run
 
 log = logging.getLogger(__name__)
@@ -41,14 +41,22 @@ SELFTEST_LIST = Path("selftests") / "list"
 
 
 def fetch_deb(root: Path, package: str) -> Path:
-    """Download a Debian package into the cache once; ``apt-get download`` pins it."""
+    """Download a Debian package into the cache once; ``apt-get download`` pins it
+    (or copy it from ``$ARTIFACT_DEBS``, see ``local_debs``)."""
     debs = root / "debs"
     debs.mkdir(parents=True, exist_ok=True)
-    name = package.split(":")[0]
+    name, _, arch = package.partition(":")
     with cache.locked(debs / f".{name}.lock"):
         found = sorted(debs.glob(f"{name}_*.deb"))
         if found:
             return found[-1]
+        bundled = local_debs.find(f"{name}_*_{arch or '*'}.deb", package)
+        if bundled is not None:
+            log.info("copying %s from %s", bundled.name, bundled.parent)
+            partial = debs / f".{bundled.name}.partial"
+            shutil.copy2(bundled, partial)
+            partial.rename(debs / bundled.name)
+            return debs / bundled.name
         log.info("downloading %s", package)
         # Into a scratch directory first: a download cut short never looks
         # like a package.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the artifact needs on Debian 12 / Ubuntu, idempotently.
 # Run as root (or with passwordless sudo). Prints one line per step.
+# --list prints the package names only.
 set -euo pipefail
 
 PACKAGES=(
@@ -32,6 +33,12 @@ PACKAGES=(
 # a fixed one.
 QEMU_PACKAGE=qemu-system-arm
 QEMU_RELEASE=()
+
+# --list: the packages, one a line, installing nothing (make dist bundles them).
+if [ "${1:-}" = --list ]; then
+	printf '%s\n' "${PACKAGES[@]}" "$QEMU_PACKAGE"
+	exit 0
+fi
 
 die() { echo "make deps: error: $*" >&2; exit 1; }
 

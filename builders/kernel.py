@@ -22,12 +22,13 @@ import logging
 import os
 import re
 import shutil
+import tempfile
 import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from builders import cache
+from builders import cache, local_debs
 from builders.patches import Patch, apply_series, read_series
 from builders.process import make_environment, run, run_streaming
 
@@ -137,6 +138,9 @@ def locate_source(root: Path) -> KernelSource:
                 raise RuntimeError(f"{url} does not match {TARBALL_SHA_ENV}={sha}")
             partial.rename(tarball)
         return KernelSource(tarball, {"kind": "tarball", "sha256": sha})
+    bundled = local_debs.find(f"{DEBIAN_PACKAGE}_*.deb", DEBIAN_PACKAGE)
+    if bundled is not None:
+        return source_from_deb(root, bundled)
     if not DEBIAN_TARBALL.is_file():
         raise RuntimeError(f"{DEBIAN_TARBALL} is missing: run 'make deps' "
                            f"(installs {DEBIAN_PACKAGE}) or set {TARBALL_URL_ENV}")
@@ -145,6 +149,24 @@ def locate_source(root: Path) -> KernelSource:
     # only repeat what dpkg already guarantees.
     return KernelSource(DEBIAN_TARBALL, {"kind": "debian", "package": DEBIAN_PACKAGE,
                                          "version": version})
+
+
+def source_from_deb(root: Path, deb: Path) -> KernelSource:
+    """The source tarball of a ``linux-source-6.12`` package file, taken out
+    of it once into the cache. Its identity is the installed package's (name
+    and version), so kernels built from it keep the keys of kernels built from
+    the installed package."""
+    version = run(["dpkg-deb", "-f", str(deb), "Version"]).strip()
+    suffix = "".join(DEBIAN_TARBALL.suffixes[-2:])
+    tarball = root / "kernel" / "tarballs" / f"{DEBIAN_PACKAGE}_{version}{suffix}"
+    if not tarball.is_file():
+        log.info("taking %s out of %s", DEBIAN_TARBALL.name, deb)
+        tarball.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=tarball.parent, prefix=".deb-") as scratch:
+            run(["dpkg-deb", "-x", str(deb), scratch])
+            (Path(scratch) / DEBIAN_TARBALL.relative_to("/")).rename(tarball)
+    return KernelSource(tarball, {"kind": "debian", "package": DEBIAN_PACKAGE,
+                                  "version": version})
 
 
 def compiler_identity(arch: Arch) -> str:
