@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from experiments import paired
+from experiments import collect, paired
 from plots import (c1_published, c1_sctlr, c2_kpkeys, c2_kpkeys_vmalloc, c4_uaccess,
                    c4_uaccess_sysreg, c5_contpte, style)
 
@@ -73,10 +73,10 @@ def host_times(full: pd.DataFrame, fast: pd.DataFrame) -> HostTimes:
         return frame.groupby("run").first()
 
     fast_runs, full_runs = per_run(fast), per_run(full)
-    # Every coordinate that tells two runs apart, or a run pairs with several.
-    coordinates = [c for c in ("core", "cores", "nodes", "variant", "kernel_args", "features",
-                               "params", "workload", "sample")
-                   if c in fast_runs.columns and c in full_runs.columns]
+    # Every coordinate that tells two runs apart, or a run pairs with several
+    # (an older file lacks some: it held one value of each).
+    coordinates = [c for c in collect.COORDINATES
+                   if c != "run" and c in fast_runs.columns and c in full_runs.columns]
     paired_full = full_runs.merge(fast_runs[coordinates], on=coordinates)
     parts = {p: 0.0 for p in PARTS}
     for text in fast_runs["host_split"]:
