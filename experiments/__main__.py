@@ -127,7 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     comparison.add_argument("names", nargs="*", help="results to compare (default: every CSV "
                             "in the re-run directory)")
     comparison.add_argument("--quick", action="store_true",
-                            help="compare the quick set's results (what 'make' runs)")
+                            help="compare the quick set's results (what 'make' runs; only the "
+                            "runs the re-run has, as --partial)")
     comparison.add_argument("--tolerances", type=Path, default=compare.TOLERANCES)
     comparison.add_argument("--partial", action="store_true",
                             help="the re-run holds only some runs: compare those, and do not "
@@ -190,15 +191,16 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name:20} BROKEN  {err}")
                 broken += 1
                 continue
-            print(f"{name:20} {'quick' if experiment.quick else '     '} "
-                  f"{len(experiment.runs):3} runs  {experiment.description}")
+            quick = f"{len(experiment.quick):3} quick" if experiment.quick else " " * 9
+            print(f"{name:20} {len(experiment.runs):3} runs {quick}  {experiment.description}")
         return EXIT_FAILED if broken else 0
     if args.command == "compare":
         try:
             names = args.names + (spec.quick_set(definitions) if args.quick else [])
             tolerances = compare.Tolerances.read(args.tolerances)
+            # The quick set is a few runs of most of its experiments.
             text, agreed = compare.report(compare.compare_dirs(
-                args.reference, args.new, tolerances, names, args.partial))
+                args.reference, args.new, tolerances, names, args.partial or args.quick))
             print(text)
             canaries, canaries_held = canary.check(args.reference, args.new, tolerances, names)
         except (compare.BadComparison, spec.BadExperiment) as err:
@@ -260,9 +262,12 @@ def main(argv: list[str] | None = None) -> int:
             label = spec.derived_label(args.cores, [f"sweep-{args.key}"])
             results_dir = results_dir or folders.USER_DERIVED / label
         else:
-            names = args.names or (spec.available(definitions) if args.all
-                                   else spec.quick_set(definitions))
-            experiments = [spec.load(name, definitions) for name in names]
+            if args.names or args.all:
+                experiments = [spec.load(name, definitions)
+                               for name in args.names or spec.available(definitions)]
+            else:
+                experiments = [spec.quick_part(spec.load(name, definitions))
+                               for name in spec.quick_set(definitions)]
             if args.cores or args.params:
                 experiments = [spec.derive(e, args.cores, args.params) for e in experiments]
                 label = spec.derived_label(args.cores, args.params)

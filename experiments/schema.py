@@ -36,6 +36,11 @@ class Type:
             return isinstance(value, (int, float)) and not isinstance(value, bool)
         if self.name == "table":
             return isinstance(value, dict)
+        if self.name == "boolean or table":
+            return isinstance(value, (bool, dict))
+        if self.name == "string or list of strings":
+            return isinstance(value, str) or (
+                isinstance(value, list) and all(isinstance(v, str) for v in value))
         if self.name == "list of strings":
             return isinstance(value, list) and all(isinstance(v, str) for v in value)
         if self.name == "list of strings or integers":
@@ -57,9 +62,13 @@ TABLE, STRINGS = Type("table"), Type("list of strings")
 ARGS, LISTS, TABLES = (Type("list of strings or integers"), Type("list of lists of strings"),
                        Type("list of tables"))
 INTEGERS = Type("list of integers")
+BOOLEAN_OR_TABLE, STRING_OR_STRINGS = Type("boolean or table"), Type("string or list of strings")
 
 TOP_LEVEL: dict[str, Type] = {
-    "name": STRING, "description": STRING, "quick": BOOLEAN, "kind": STRING,
+    "name": STRING, "description": STRING, "kind": STRING,
+    # What `make` runs by default: true for every run, or a [quick] table
+    # choosing the experiment's headline runs.
+    "quick": BOOLEAN_OR_TABLE,
     "benchmark": STRING, "memory": STRING, "max_ms": NUMBER, "qemu_boots": INTEGER,
     "matrix": TABLE, "workloads": TABLES, "exclude": TABLES, "samples": INTEGER,
     # Cores of the simulated machine (every run of the experiment).
@@ -90,6 +99,13 @@ WORKLOAD_REQUIRED = ("name", "args")
 EXCLUDE: dict[str, Type] = {
     "cpu": STRING, "core": STRING, "variant": STRING, "workload": STRING, "params": STRINGS,
     "kernel_args": STRINGS, "features": STRING,
+}
+
+# A [quick] table: keys as [[exclude]]'s, and a list of names where any of them
+# is chosen (params and kernel_args stay one run's whole list).
+QUICK: dict[str, Type] = {
+    **EXCLUDE, "cpu": STRING_OR_STRINGS, "core": STRING_OR_STRINGS,
+    "variant": STRING_OR_STRINGS, "workload": STRING_OR_STRINGS, "features": STRING_OR_STRINGS,
 }
 
 
@@ -140,6 +156,11 @@ def read(path: Path) -> dict[str, Any]:
         if not data["canary"]:
             raise BadExperiment(f"{path}: [canary]: empty; give one or more of "
                                 f"{', '.join(EXCLUDE)}")
+    if isinstance(data.get("quick"), dict):
+        check_table(path, "[quick]: ", data["quick"], QUICK)
+        if not data["quick"]:
+            raise BadExperiment(f"{path}: [quick]: empty; give one or more of "
+                                f"{', '.join(QUICK)}, or quick = true for every run")
     for key in MATRIX:
         if key in data["matrix"] and not data["matrix"][key]:
             raise BadExperiment(f"{path}: [matrix]: '{key}' is empty (leave it out for the "

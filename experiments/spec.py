@@ -168,7 +168,9 @@ class RunSpec:
 class Experiment:
     name: str
     description: str
-    quick: bool
+    # The runs `make` makes by default (the quick set): every run, the
+    # headline runs a [quick] table chooses, or none.
+    quick: tuple[RunSpec, ...]
     runs: tuple[RunSpec, ...] = field(default_factory=tuple)
     kind: str = "benchmark"
     # Reference boots on QEMU per kernel command line (qemu_reference): more
@@ -198,8 +200,17 @@ def available(definitions: Path = DEFINITIONS) -> list[str]:
 
 
 def quick_set(definitions: Path = DEFINITIONS) -> list[str]:
-    """The experiments ``make`` runs by default (``quick = true``)."""
+    """The experiments ``make`` runs by default (``quick = true`` or a ``[quick]``
+    table): their quick runs are ``quick_part``."""
     return [name for name in available(definitions) if load(name, definitions).quick]
+
+
+def quick_part(experiment: Experiment) -> Experiment:
+    """The experiment with only its quick runs (and their canaries)."""
+    if not experiment.quick:
+        raise BadExperiment(f"{experiment.name} has no quick runs (no 'quick' in its "
+                            "definition)")
+    return _with_canary_of(experiment, experiment.quick)
 
 
 def check_param(where: str, text: str) -> None:
@@ -346,9 +357,36 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
     for run in runs:
         check_run(f"{path}", run)
     return Experiment(name=name, description=data.get("description", ""),
-                      quick=data.get("quick", False), runs=runs, kind=kind,
+                      quick=_quick(path, data, runs, names_of), runs=runs, kind=kind,
                       qemu_boots=data.get("qemu_boots", 1),
                       canary=_canary(path, data, runs, names_of))
+
+
+def _quick(path: Path, data: dict[str, Any], runs: tuple[RunSpec, ...],
+           names_of: dict[str, list[str]]) -> tuple[RunSpec, ...]:
+    """``quick = true``: every run. A ``[quick]`` table: the runs of layout
+    sample 0 matching every key it gives, a list of names matching any of them
+    (one headline measurement, not its spread: that is the whole experiment's)."""
+    quick = data.get("quick", False)
+    if isinstance(quick, bool):
+        return runs if quick else ()
+    choices: dict[str, tuple[str, ...]] = {}
+    for key, value in quick.items():
+        names = [value] if isinstance(value, str) or key in ("params", "kernel_args") else value
+        choices[key] = tuple(_exclusion({key: n})[key] for n in names)
+        if key == "features":
+            try:
+                choices[key] = tuple(",".join(catalog.parse_features(f)) for f in choices[key])
+            except catalog.UnknownName as err:
+                raise BadExperiment(f"{path}: [quick]: {err}") from err
+        for name in choices[key]:
+            _check_in_experiment(f"{path}: [quick]", {key: name}, names_of)
+    chosen = tuple(r for r in runs if r.sample == 0 and all(
+        any(_matches(r, {key: name}) for name in names) for key, names in choices.items()))
+    if not chosen:
+        shown = ", ".join(f"{k} = {' or '.join(map(_shown, v))}" for k, v in choices.items())
+        raise BadExperiment(f"{path}: [quick] ({shown}) chooses no run left after [[exclude]]")
+    return chosen
 
 
 def _canary(path: Path, data: dict[str, Any], runs: Sequence[RunSpec],

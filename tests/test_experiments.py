@@ -759,3 +759,42 @@ def test_the_sysreg_microbenchmark_times_every_operation_the_module_has() -> Non
         assert workload.args[0] == f"op={workload.name}"
         assert workload.iterations == 8 * int(iters)
         assert workload.kernel_module == "test_sysreg_cost"
+
+
+def test_a_quick_table_chooses_headline_runs_of_the_first_layout_sample(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from experiments.__main__ import main
+
+    text = GOOD.replace("[matrix]", "samples = 3\n[matrix]")
+    assert spec.load("probe", _write(tmp_path, text)).quick == ()
+    assert spec.quick_set(tmp_path) == []
+    every = spec.load("probe", _write(tmp_path, text.replace("[matrix]", "quick = true\n[matrix]")))
+    assert every.quick == every.runs and len(every.runs) == 18
+    # A list is any of its names; params is one run's whole list.
+    chosen = text.replace("[matrix]", '[quick]\nfeatures = ["pan", ""]\nparams = []\n[matrix]')
+    experiment = spec.load("probe", _write(tmp_path, chosen))
+    assert {(r.features, r.params, r.sample) for r in experiment.quick} == {
+        (("pan",), (), 0), ((), (), 0)}
+    assert spec.quick_part(experiment).runs == experiment.quick
+    assert spec.quick_set(tmp_path) == ["probe"]
+    assert main(["--definitions", str(tmp_path), "list"]) == 0
+    assert "18 runs   2 quick" in capsys.readouterr().out
+    # make's default (no names): the quick runs only.
+    assert main(["--definitions", str(tmp_path), "run", "--dry-run", "-j", "2"]) == 0
+    assert "probe (full): 2 runs" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("quick, message", [
+    ('[quick]\nvariant = "pac-off"\n', r"\[quick\]: variant 'pac-off' is not in the experiment "
+     r"\(valid: 'baseline'\)"),
+    ('[quick]\nfeatures = ["pan", "mte,pac"]\n', r"\[quick\]: features 'mte,pac' is not in"),
+    ("[quick]\n", r"\[quick\]: empty; give one or more of"),
+    ('[quick]\nsample = 1\n', r"\[quick\]: unknown key 'sample'"),
+    ('quick = "yes"\n', r"'quick' must be a boolean or table, got string"),
+    ('[[exclude]]\nfeatures = "pan"\n[quick]\nfeatures = "pan"\n',
+     r"\[quick\] \(features = 'pan'\) chooses no run left after \[\[exclude\]\]"),
+])
+def test_a_bad_quick_table_fails_in_one_line(tmp_path: Path, quick: str, message: str) -> None:
+    with pytest.raises(spec.BadExperiment, match=message) as failure:
+        spec.load("probe", _write(tmp_path, GOOD.replace("[matrix]", quick + "[matrix]")))
+    assert "\n" not in str(failure.value).strip()
