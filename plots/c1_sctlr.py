@@ -119,7 +119,7 @@ def main(folders: style.Folders) -> None:
     right.set_title("(b) overhead over C1's baseline (no switching)", loc="left")
     right.axhline(0, color="black", linewidth=0.5)
     handles, labels = left.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3,
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.04), ncol=3,
                frameon=False, fontsize=6)
     fig.subplots_adjust(wspace=0.3)
     style.add_provenance(fig, frame)

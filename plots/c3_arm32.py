@@ -193,7 +193,7 @@ def main(folders: style.Folders) -> None:
                     edgecolor="black", linewidth=0.5)
     axis.bar_label(bars, fmt="%.2f×", fontsize=6, padding=1)
     axis.axhline(1.0, color="black", linewidth=0.6)
-    axis.set_xticks(np.arange(len(ratios)), labels)
+    axis.set_xticks(np.arange(len(ratios)), labels, fontsize=6)
     axis.set_yscale("log")
     axis.set_yticks([1, 2, 4, 10], ["1", "2", "4", "10"])
     axis.minorticks_off()

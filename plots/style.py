@@ -283,3 +283,44 @@ def run_alone(main: Callable[[Folders], None]) -> None:
     folder_arguments(parser)
     args = parser.parse_args()
     main(Folders(args.results, args.out))
+
+
+def collisions(fig: plt.Figure, slack_px: float = 0.5) -> list[str]:
+    """Pairs of drawn texts that overlap, and legends over a text or bar not
+    their own, as the saved picture would show them (empty when none)."""
+    from matplotlib.legend import Legend
+    from matplotlib.patches import Rectangle
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    hidden = set()
+    # A tick outside its axis's view keeps a visible label that is never drawn.
+    for axes in fig.axes:
+        for axis in (axes.xaxis, axes.yaxis):
+            low, high = sorted(axis.get_view_interval())
+            span = (high - low) or 1.0
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                if not low - 1e-9 * span <= tick.get_loc() <= high + 1e-9 * span:
+                    hidden.update((tick.label1, tick.label2))
+    texts = [(t, t.get_window_extent(renderer)) for t in fig.findobj(Text)
+             if t.get_visible() and t.get_text().strip() and t not in hidden]
+
+    def overlap(a, b) -> bool:
+        return (min(a.x1, b.x1) - max(a.x0, b.x0) > slack_px
+                and min(a.y1, b.y1) - max(a.y0, b.y0) > slack_px)
+
+    found = [f"text {a.get_text()!r} over text {b.get_text()!r}"
+             for i, (a, box_a) in enumerate(texts) for b, box_b in texts[i + 1:]
+             if overlap(box_a, box_b)]
+    for legend in fig.findobj(Legend):
+        box = legend.get_window_extent(renderer)
+        own = set(legend.get_texts()) | {legend.get_title()}
+        found += [f"legend over text {t.get_text()!r}" for t, text_box in texts
+                  if t not in own and overlap(box, text_box)]
+        if legend.axes is not None:
+            found += [f"legend over a bar of {legend.axes.get_title()!r}"
+                      for bar in legend.axes.patches
+                      if isinstance(bar, Rectangle) and bar.get_visible()
+                      and overlap(box, bar.get_window_extent(renderer))]
+    return found

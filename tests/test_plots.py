@@ -144,6 +144,35 @@ def test_the_committed_figures_are_what_the_committed_results_draw(tmp_path: Pat
     assert not differ, f"stale committed figures (make publish): {differ}"
 
 
+def test_no_committed_figure_has_a_text_or_legend_over_another(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    found: dict[str, list[str]] = {}
+    save = style.Folders.save
+
+    def checked(self: style.Folders, fig: style.plt.Figure, name: str) -> list[Path]:
+        found[name] = style.collisions(fig)
+        return save(self, fig, name)
+
+    monkeypatch.setattr(style.Folders, "save", checked)
+    assert all_figures.main(["--results", str(style.RESULTS), "--out", str(tmp_path)]) == 0
+    assert found
+    assert not {name: c for name, c in found.items() if c}
+
+
+def test_collisions_finds_overlapping_texts_and_a_legend_over_a_bar() -> None:
+    fig, axis = style.figure()
+    axis.bar([0, 1], [10, 9], label="a bar")
+    axis.set_xticks([0, 1], ["first label", "second"])
+    assert style.collisions(fig) == []
+    axis.text(0, 5, "over")
+    axis.text(0, 5, "here")
+    axis.legend(loc="upper left")
+    found = style.collisions(fig)
+    assert "text 'over' over text 'here'" in found
+    assert any(c.startswith("legend over a bar") for c in found)
+    style.plt.close(fig)
+
+
 def test_a_figures_builds_are_in_its_files_not_its_picture(tmp_path: Path) -> None:
     import json
 
