@@ -73,7 +73,7 @@ def main(folders: style.Folders) -> None:
     ax.set_xticks(x_relaxed + x_serializing, list(rows["label"]), fontsize=6)
     style.sweep_labels(ax, "SCTLR_EL1 write: extra cycles, or how it serializes",
                        "time per invalid syscall (ns)",
-                       "Cortex-A76 model: sensitivity to the SCTLR_EL1 write", headroom=0.6,
+                       "Cortex-A76 model: SCTLR_EL1 write cost", headroom=0.6,
                        from_zero=False, legend_size=5.5)
     style.add_provenance(fig, pd.concat([rows, c1]))
     folders.publish(fig, "c1_sctlr_sweep")

@@ -89,7 +89,7 @@ def main(folders: style.Folders) -> None:
                                      for variant, label in VARIANTS.items()})
     style.sweep_labels(ax, "POR_EL1 write (MSR): extra cycles, or a full drain",
                        "µs per fork (32 MiB, 4 KiB folios)",
-                       "Neoverse-V1 + POE model: sensitivity to the POR_EL1 write", headroom=0.2)
+                       "Neoverse-V1 + POE model: POR_EL1 write cost", headroom=0.2)
     style.add_note(fig, "gem5 simulated time, one run per point (no layout samples, no spread "
                    "drawn); no core with POE has shipped, so the default is an assumption",
                    frame, below=-0.14)

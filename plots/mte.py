@@ -6,8 +6,9 @@ tag-check mode, for the two tag-storage timings of gem5-configs'
 ``mte_timing.py``: ``with_data`` (tags travel with their line, +2 cycles per
 tag-checked miss) and ``tag_cache`` (a 32 KiB tag cache in front of a 1/32
 DRAM carve-out). The table adds the cost of tagging an object (IRG + 2 x ST2G)
-and the tag model's own counters. Neither Cortex-A76 nor Neoverse V2
-implements MTE, so no hardware numbers stand beside these.
+and the tag model's own counters. Cortex-A76 has no MTE; Neoverse V2 has it
+in the core, but its one measured part (Graviton4) does not enable it, so no
+hardware numbers stand beside these.
 """
 
 from __future__ import annotations
@@ -88,9 +89,10 @@ def main(folders: style.Folders) -> None:
     panels[0].set_ylabel("time per random object access (ns)")
     fig.subplots_adjust(wspace=0.25, top=0.8, bottom=0.2)
     style.legend_on_top(fig, panels[0], len(TIMINGS))
-    fig.text(0.5, -0.04, "Neither core implements MTE: model numbers only, no hardware "
-             "numbers to compare. 4 MiB of 64-byte objects, one random access each.",
-             ha="center", fontsize=6)
+    fig.text(0.5, -0.04, "Cortex-A76 has no MTE; Neoverse V2 has it, but Graviton4 does not "
+             "enable it: model numbers only, none measured to compare. 4 MiB of 64-byte "
+             "objects, one random access each.",
+             ha="center", fontsize=6, wrap=True)
     style.add_provenance(fig, rows)
     folders.publish(fig, "mte", table(rows))
 

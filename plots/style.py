@@ -46,6 +46,8 @@ HARDWARE_STYLES = ((HARDWARE_COLOUR, HARDWARE_HATCH), ("#DDDDDD", "**"))
 PROVENANCE_ATTRIBUTE = "hardening_provenance"
 COLUMN_WIDTH_IN = 3.35  # one column of a two-column ACM/IEEE paper
 FULL_WIDTH_IN = 7.0
+# The widest a saved picture may be: a column, or the page across both.
+COLUMN_LIMIT_IN, PAGE_LIMIT_IN = 3.5, 7.0
 
 
 def apply() -> None:
@@ -66,6 +68,8 @@ def apply() -> None:
         "hatch.linewidth": 0.6,
         "pdf.fonttype": 42,  # embed TrueType, as publishers ask
         "savefig.bbox": "tight",
+        # A thin margin: the saved width is the drawn width, within a column's.
+        "savefig.pad_inches": 0.02,
         "savefig.dpi": 200,
     })
 
@@ -125,7 +129,9 @@ def provenance(frame: pd.DataFrame) -> dict[str, list[str]]:
 def add_note(fig: plt.Figure, text: str, frame: pd.DataFrame, below: float) -> None:
     """A grey line under the axes saying how the data were made; the builds
     that made them go into the files' metadata (add_provenance)."""
-    fig.text(0.0, below, text, fontsize=5, color="#555555", transform=fig.transFigure)
+    # Wrapped at the figure's edge: a note never widens a figure past its column.
+    fig.text(0.0, below, text, fontsize=5, color="#555555", transform=fig.transFigure,
+             wrap=True)
     add_provenance(fig, frame)
 
 

@@ -144,19 +144,32 @@ def test_the_committed_figures_are_what_the_committed_results_draw(tmp_path: Pat
     assert not differ, f"stale committed figures (make publish): {differ}"
 
 
-def test_no_committed_figure_has_a_text_or_legend_over_another(
+def test_every_figure_fits_its_paper_width_embeds_its_fonts_and_overlaps_nothing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Drawn for a column (3.5 in) or a page (7 in) of a two-column paper, the
+    saved picture no wider; TrueType fonts embedded in the PDF (no Type 3);
+    no text over another, no legend over a text or bar."""
+    from PIL import Image
+
     found: dict[str, list[str]] = {}
+    widths: dict[str, float] = {}
     save = style.Folders.save
 
     def checked(self: style.Folders, fig: style.plt.Figure, name: str) -> list[Path]:
         found[name] = style.collisions(fig)
+        widths[name] = fig.get_figwidth()
         return save(self, fig, name)
 
     monkeypatch.setattr(style.Folders, "save", checked)
     assert all_figures.main(["--results", str(style.RESULTS), "--out", str(tmp_path)]) == 0
     assert found
     assert not {name: c for name, c in found.items() if c}
+    for name, declared in widths.items():
+        limit = style.COLUMN_LIMIT_IN if declared <= style.COLUMN_LIMIT_IN else style.PAGE_LIMIT_IN
+        picture = Image.open(tmp_path / f"{name}.png")
+        assert picture.size[0] / picture.info["dpi"][0] <= limit + 0.01, name
+        pdf = (tmp_path / f"{name}.pdf").read_bytes()
+        assert b"/FontFile2" in pdf and b"/Type3" not in pdf, name
 
 
 def test_collisions_finds_overlapping_texts_and_a_legend_over_a_bar() -> None:
