@@ -40,6 +40,23 @@ def test_a_figure_without_results_is_skipped_and_its_old_pictures_go(
                              str(figures)]) == 1
 
 
+def test_a_figure_whose_results_hold_part_of_an_experiment_is_skipped(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Results of a few runs (a run stopped half-way, or runs chosen by name)
+    skip the figures they cannot fill, in one line, and draw the others."""
+    caplog.set_level(logging.INFO)
+    results = tmp_path / "results"
+    results.mkdir()
+    numa = pd.read_csv(style.RESULTS / "c5-contpte-numa.csv", keep_default_na=False)
+    numa[numa["workload"] == "exit-node0"].to_csv(results / "c5-contpte-numa.csv", index=False)
+    (results / "syscall.csv").write_bytes((style.RESULTS / "syscall.csv").read_bytes())
+    out = tmp_path / "figures"
+    assert all_figures.main(["--results", str(results), "--out", str(out)]) == 0
+    assert "skipped c5_contpte_numa: its results lack part of what it draws" in caplog.text
+    assert "python -m experiments run c5-contpte-numa c5-contpte-mix" in caplog.text
+    assert (out / "syscall.png").is_file() and not (out / "c5_contpte_numa.png").exists()
+
+
 def test_an_unknown_figure_names_the_valid_ones(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         all_figures.main(["no_such_figure"])
