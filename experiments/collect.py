@@ -36,10 +36,10 @@ HOST_TIMING = ("host_seconds", "host_inst_rate", "host_split")
 CSV_COLUMNS = (*COORDINATES, "metric", "value", "unit", *PROVENANCE, "host_seconds",
                "host_inst_rate", "detail", "host_split")
 OPS_LINE = re.compile(r"\bops=(\d+)\b")
-# pgtable_bench's count of 64 KiB folios the kernel allocated while it
-# populated its memory, beside how many it asked for: which folio size a run
-# measured (-1: the kernel's counter could not be read).
-FOLIOS_LINE = re.compile(r"\bfolios_64k=(-?\d+) of (\d+)\b")
+# pgtable_bench's count of 64 KiB (or, PTE-mapped, 2 MiB) folios the kernel
+# allocated while it populated its memory, beside how many it asked for:
+# which folio size a run measured (-1: the kernel's counter could not be read).
+FOLIOS_LINE = re.compile(r"\bfolios_(64k|pmd)=(-?\d+) of (\d+)\b")
 # vmalloc_bench's report of the time test_vmalloc measured for its loops
 # itself (ktime, microseconds): the published measure, which leaves out the
 # module's loading that the region holds too.
@@ -67,9 +67,9 @@ def guest_reported(console: str) -> list[stats.Metric]:
     """Counts the benchmark printed itself (from the kernel's own counters)."""
     metrics = []
     if found := FOLIOS_LINE.findall(console):
-        allocated, requested = found[-1]
-        metrics += [stats.Metric("folios_64k", float(allocated), "folios"),
-                    stats.Metric("folios_64k_requested", float(requested), "folios")]
+        size, allocated, requested = found[-1]
+        metrics += [stats.Metric(f"folios_{size}", float(allocated), "folios"),
+                    stats.Metric(f"folios_{size}_requested", float(requested), "folios")]
     if found := KERNEL_US_LINE.findall(console):
         metrics.append(stats.Metric("kernel_timed_us", float(found[-1]), "us"))
     return metrics

@@ -224,6 +224,9 @@ def test_folio_counts_the_benchmark_printed_become_metrics() -> None:
     console = "pgtable_bench mode=fork folio=64k mib=32 folios_64k=512 of 512 ops=4\n"
     assert [(m.name, m.value) for m in collect.guest_reported(console)] == [
         ("folios_64k", 512.0), ("folios_64k_requested", 512.0)]
+    console = "pgtable_bench mode=fork folio=pmd mib=1024 folios_pmd=512 of 512 ops=1\n"
+    assert [(m.name, m.value) for m in collect.guest_reported(console)] == [
+        ("folios_pmd", 512.0), ("folios_pmd_requested", 512.0)]
     assert collect.guest_reported("syscall_loop kind=invalid ops=10016\n") == []
 
 

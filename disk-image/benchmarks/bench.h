@@ -23,6 +23,7 @@
 #define BENCH_LINE 64 /* cache line size of every modelled core */
 #define BENCH_THP_DIR "/sys/kernel/mm/transparent_hugepage"
 #define BENCH_MTHP_64K BENCH_THP_DIR "/hugepages-64kB"
+#define BENCH_THP_PMD BENCH_THP_DIR "/hugepages-2048kB"
 
 static inline void bench_die(const char *what)
 {
@@ -66,16 +67,17 @@ static inline long bench_read_counter(const char *path)
 }
 
 /*
- * Anonymous memory in 64 KiB folios and no other THP size (use_64k), or in
- * small folios only: every other hugepages-<size>/enabled becomes "never"
- * (sizes anonymous memory cannot use refuse any write), and 64 KiB "always"
- * or "never". Only the 64 KiB setting must take; root is needed. 6.12 aligns
- * anonymous mappings of 2 MiB or more to 2 MiB, so with PMD-sized THP on,
- * most memory would come as 2 MiB folios mapped by block entries.
+ * Anonymous memory in folios of one THP size and no other (size: "64kB",
+ * "2048kB"), or in small folios only (size NULL): every other
+ * hugepages-<size>/enabled becomes "never" (sizes anonymous memory cannot use
+ * refuse any write), and size's "always". Only size's setting must take; root
+ * is needed. 6.12 aligns anonymous mappings of 2 MiB or more to 2 MiB, so with
+ * PMD-sized THP on, most memory would come as 2 MiB folios mapped by block
+ * entries: a run that wants small or 64 KiB folios must turn it off.
  */
-static inline int bench_thp_sizes(const char *who, int use_64k)
+static inline int bench_thp_only(const char *who, const char *size)
 {
-	char path[300];
+	char path[300], wanted[64] = "";
 	struct dirent *e;
 	DIR *d = opendir(BENCH_THP_DIR);
 
@@ -83,17 +85,21 @@ static inline int bench_thp_sizes(const char *who, int use_64k)
 		fprintf(stderr, "%s: %s: %s\n", who, BENCH_THP_DIR, strerror(errno));
 		return 0;
 	}
+	if (size)
+		snprintf(wanted, sizeof(wanted), "hugepages-%s", size);
 	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, "hugepages-", 10) || !strcmp(e->d_name, "hugepages-64kB"))
+		if (strncmp(e->d_name, "hugepages-", 10) || !strcmp(e->d_name, wanted))
 			continue;
 		snprintf(path, sizeof(path), BENCH_THP_DIR "/%s/enabled", e->d_name);
 		bench_write_setting(path, "never");
 	}
 	closedir(d);
-	if (!bench_write_setting(BENCH_MTHP_64K "/enabled", use_64k ? "always" : "never") &&
-	    use_64k) {
-		fprintf(stderr, "%s: cannot enable 64 KiB folios (%s/enabled): %s\n", who,
-			BENCH_MTHP_64K, strerror(errno));
+	if (!size)
+		return 1;
+	snprintf(path, sizeof(path), BENCH_THP_DIR "/%s/enabled", wanted);
+	if (!bench_write_setting(path, "always")) {
+		fprintf(stderr, "%s: cannot enable %s folios (%s): %s\n", who, size, path,
+			strerror(errno));
 		return 0;
 	}
 	return 1;

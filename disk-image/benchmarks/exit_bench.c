@@ -343,7 +343,7 @@ static int run_check(unsigned long mib, int cpu)
 		return 1;
 	}
 	/* If it cannot be written (not root), the setting may still be right. */
-	bench_thp_sizes("exit_bench", 1);
+	bench_thp_only("exit_bench", "64kB");
 	if (!read_setting(MTHP_DIR "/enabled", setting, sizeof(setting)) ||
 	    strcmp(setting, "always")) {
 		printf("exit_bench check: mthp=unavailable: %s/enabled is not [always]\n",
@@ -429,7 +429,7 @@ int main(int argc, char **argv)
 	mib = bench_count(argv[2], "MiB");
 	if (!strcmp(argv[1], "check"))
 		return run_check(mib, ncpus ? cpus[0] : -1);
-	if (!bench_thp_sizes("exit_bench", 1))
+	if (!bench_thp_only("exit_bench", "64kB"))
 		return 1;
 	rounds = bench_count(argv[3], "rounds");
 	if (!strcmp(argv[1], "exit"))

@@ -3,7 +3,7 @@
  * protected by a kernel protection key, every page-table write bracketed by
  * POR_EL1 switches).
  *
- *   pgtable_bench fork|munmap|spawn 4k|64k MIB ROUNDS
+ *   pgtable_bench fork|munmap|spawn 4k|64k|pmd MIB ROUNDS
  *
  * fork and munmap first build the populated anonymous memory they work on,
  * so that the measured region holds no page faults of their set-up.
@@ -28,10 +28,15 @@
  * size); 64k with 64 KiB folios and no other size (multi-size THP), still
  * mapped by page entries (arm64 folds each folio's 16 into one contiguous
  * block). A 2 MiB THP, mapped by a single block entry, would leave next to
- * no page table to copy or clear. The folio setting needs root; the program
- * fails if the kernel lacks it, and prints how many 64 KiB folios the kernel
- * allocated while the memory was populated, so a run shows which it measured.
- * ops= counts the forks, munmaps or lives.
+ * no page table to copy or clear; pmd (fork and munmap) therefore allocates
+ * 2 MiB folios and maps each by page entries, as micromm's "h:1" measures:
+ * changing one page's protection and back splits the block entry while the
+ * folio stays whole (the kernel's mm selftests PTE-map THPs so), and the
+ * program fails if any memory is still mapped by block entries. The folio
+ * setting needs root; the program fails if the kernel lacks it, and prints
+ * how many folios of its size the kernel allocated while the memory was
+ * populated (folios_64k or folios_pmd, beside the number asked for), so a run
+ * shows which it measured. ops= counts the forks, munmaps or lives.
  */
 #define _GNU_SOURCE
 #include <string.h>
@@ -53,6 +58,30 @@ static char *map_populated(unsigned long mib)
 	return bench_map(mib << 20, PMD_SIZE_, MADV_NORMAL);
 }
 
+/* The folio size pmd asks for: its memory is mapped by page entries. */
+static int pte_mapped_pmd_folios;
+
+/* map_populated(), then with pmd every 2 MiB folio mapped by page entries. */
+static char *map_for_run(unsigned long mib)
+{
+	char *p = map_populated(mib);
+	const long page = sysconf(_SC_PAGESIZE);
+
+	if (!pte_mapped_pmd_folios)
+		return p;
+	for (unsigned long off = 0; off < (mib << 20); off += PMD_SIZE_) {
+		if (mprotect(p + off + page, page, PROT_READ) ||
+		    mprotect(p + off + page, page, PROT_READ | PROT_WRITE))
+			bench_die("mprotect");
+	}
+	if (bench_anon_huge_kb() != 0) {
+		fprintf(stderr, "pgtable_bench: %ld kB still mapped by block entries\n",
+			bench_anon_huge_kb());
+		exit(1);
+	}
+	return p;
+}
+
 static void run_fork(unsigned long mib, unsigned long rounds)
 {
 	pid_t *children = calloc(rounds, sizeof(*children));
@@ -61,7 +90,7 @@ static void run_fork(unsigned long mib, unsigned long rounds)
 
 	if (!children)
 		bench_die("calloc");
-	map_populated(mib);
+	map_for_run(mib);
 	if (pipe(release))
 		bench_die("pipe");
 		/* No warm-up loop: the core model starts at the region (its TLBs and
@@ -94,7 +123,7 @@ static void run_munmap(unsigned long mib, unsigned long rounds)
 	if (!maps)
 		bench_die("calloc");
 	for (unsigned long i = 0; i < rounds; i++)
-		maps[i] = map_populated(mib);
+		maps[i] = map_for_run(mib);
 		/* No warm-up loop: the core model starts at the region (its TLBs and
 	 * predictors cold, the caches warmed by the fast CPU). */
 	bench_detail_begin();
@@ -131,29 +160,43 @@ static void run_spawn(const char *mib_text, unsigned long rounds)
 
 int main(int argc, char **argv)
 {
-	unsigned long mib, rounds, mappings;
+	unsigned long mib, rounds, mappings, folio_size;
+	const char *counter;
 	long folios_before;
-	int use_64k;
 
 	/* The exec'd life of "spawn": its folio setting is the parent's. */
 	if (argc == 3 && !strcmp(argv[1], "helper")) {
 		map_populated(bench_count(argv[2], "MiB"));
 		return 0;
 	}
-	if (argc != 5 || (strcmp(argv[2], "4k") && strcmp(argv[2], "64k"))) {
-		fprintf(stderr, "usage: pgtable_bench fork|munmap|spawn 4k|64k MIB ROUNDS\n");
+	if (argc != 5 || (strcmp(argv[2], "4k") && strcmp(argv[2], "64k") &&
+			  strcmp(argv[2], "pmd"))) {
+		fprintf(stderr, "usage: pgtable_bench fork|munmap|spawn 4k|64k|pmd MIB ROUNDS\n");
 		return 2;
 	}
-	use_64k = !strcmp(argv[2], "64k");
+	pte_mapped_pmd_folios = !strcmp(argv[2], "pmd");
+	if (pte_mapped_pmd_folios && !strcmp(argv[1], "spawn")) {
+		fprintf(stderr, "pgtable_bench: pmd is for fork and munmap\n");
+		return 2;
+	}
 	mib = bench_count(argv[3], "MiB");
 	rounds = bench_count(argv[4], "rounds");
 	if (!mib || !rounds) {
 		fprintf(stderr, "pgtable_bench: MIB and ROUNDS must be positive\n");
 		return 2;
 	}
-	if (!bench_thp_sizes("pgtable_bench", use_64k))
+	if (pte_mapped_pmd_folios && (mib << 20) % PMD_SIZE_) {
+		fprintf(stderr, "pgtable_bench: pmd needs whole 2 MiB folios, got %lu MiB\n", mib);
+		return 2;
+	}
+	if (!bench_thp_only("pgtable_bench", !strcmp(argv[2], "64k") ? "64kB" :
+			    pte_mapped_pmd_folios ? "2048kB" : NULL))
 		return 1;
-	folios_before = bench_read_counter(BENCH_MTHP_64K "/stats/anon_fault_alloc");
+	/* 4k reports the 64 KiB counter, which must stay at 0. */
+	counter = pte_mapped_pmd_folios ? BENCH_THP_PMD "/stats/anon_fault_alloc" :
+		BENCH_MTHP_64K "/stats/anon_fault_alloc";
+	folio_size = pte_mapped_pmd_folios ? PMD_SIZE_ : FOLIO_64K;
+	folios_before = bench_read_counter(counter);
 	/* Mappings populated: spawn's warm-up life is one of them. */
 	if (!strcmp(argv[1], "fork")) {
 		mappings = 1;
@@ -169,9 +212,9 @@ int main(int argc, char **argv)
 			argv[1]);
 		return 2;
 	}
-	printf("pgtable_bench mode=%s folio=%s mib=%lu folios_64k=%ld of %lu ops=%lu\n",
-	       argv[1], argv[2], mib,
-	       folios_before < 0 ? -1 : bench_read_counter(BENCH_MTHP_64K "/stats/anon_fault_alloc") - folios_before,
-	       use_64k ? mappings * ((mib << 20) / FOLIO_64K) : 0, rounds);
+	printf("pgtable_bench mode=%s folio=%s mib=%lu folios_%s=%ld of %lu ops=%lu\n",
+	       argv[1], argv[2], mib, pte_mapped_pmd_folios ? "pmd" : "64k",
+	       folios_before < 0 ? -1 : bench_read_counter(counter) - folios_before,
+	       strcmp(argv[2], "4k") ? mappings * ((mib << 20) / folio_size) : 0, rounds);
 	return 0;
 }
