@@ -1,9 +1,9 @@
-"""TLB-maintenance timing and contiguous TLB entries (gem5 patches 0015, 0016).
+"""TLB-maintenance timing and contiguous TLB entries (gem5 patches 0014, 0015).
 
 gem5 v24 applies a broadcast TLBI to every core in zero simulated time and the
-DSB after it is an ordinary drain, so without patch 0015 the cost of TLB
+DSB after it is an ordinary drain, so without patch 0014 the cost of TLB
 maintenance depends neither on the kind of TLBI nor on how many cores and nodes
-must acknowledge it. Patch 0015's ``ArmTlbiTiming`` (on the system) adds:
+must acknowledge it. Patch 0014's ``ArmTlbiTiming`` (on the system) adds:
 
 * extra issue cycles per TLBI kind (``va_latency``, ``asid_latency``,
   ``all_latency``, ``range_latency``) and for broadcasting
@@ -23,7 +23,7 @@ labelled assumptions and sweep them, e.g.
 The object exists only when a run names a ``tlbi.`` parameter, so every other
 run's SimObject tree and statistics are unchanged.
 
-Patch 0016's ``contiguous_entries`` on the stage-1 table walkers makes a run
+Patch 0015's ``contiguous_entries`` on the stage-1 table walkers makes a run
 of descriptors with the contiguous bit one TLB entry (TLB reach, and a TLBI of
 any page drops the whole run). Off by default, as gem5 has it; switched on per
 run with ``--param walker.contiguous_entries=true`` (every core's instruction
@@ -50,7 +50,7 @@ def make_tlbi_timing(overrides: Sequence[str]) -> SimObject | None:
     """An all-zero ``ArmTlbiTiming`` for the run's ``tlbi.`` overrides to set,
     or None when the run names none.
 
-    Imported here, not at the top, so a gem5 without patch 0015 still runs
+    Imported here, not at the top, so a gem5 without patch 0014 still runs
     everything else.
     """
     if not wants_tlbi_timing(overrides):
@@ -60,7 +60,7 @@ def make_tlbi_timing(overrides: Sequence[str]) -> SimObject | None:
     except ImportError:
         raise FeatureNotSupported(
             "--param tlbi.* needs ArmTlbiTiming, which this gem5 build lacks "
-            "(gem5 patch 0015)") from None
+            "(gem5 patch 0014)") from None
     return ArmTlbiTiming()
 
 
