@@ -93,7 +93,7 @@ static void run_fork(unsigned long mib, unsigned long rounds)
 	map_for_run(mib);
 	if (pipe(release))
 		bench_die("pipe");
-		/* No warm-up loop: the core model starts at the region (its TLBs and
+	/* No warm-up loop: the core model starts at the region (its TLBs and
 	 * predictors cold, the caches warmed by the fast CPU). */
 	bench_detail_begin();
 	bench_region_begin();
@@ -124,7 +124,7 @@ static void run_munmap(unsigned long mib, unsigned long rounds)
 		bench_die("calloc");
 	for (unsigned long i = 0; i < rounds; i++)
 		maps[i] = map_for_run(mib);
-		/* No warm-up loop: the core model starts at the region (its TLBs and
+	/* No warm-up loop: the core model starts at the region (its TLBs and
 	 * predictors cold, the caches warmed by the fast CPU). */
 	bench_detail_begin();
 	bench_region_begin();
