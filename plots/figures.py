@@ -68,6 +68,8 @@ FIGURES: tuple[Figure, ...] = (
            writes=("host_times", "claim_times", "claim_index")),
     Figure("fast_forward", (), "`checks/fast-forward/*.csv` and the same experiments' CSVs",
            picture=False, writes=("fast_forward", "fast_forward_effects")),
+    Figure("sensitivity", (), "`checks/sensitivity/*.csv` (`experiments/definitions/checks`)",
+           writes=("c1_sensitivity", "c2_kpkeys_sensitivity", "c4_uaccess_isb")),
 )
 NAMES = tuple(f.name for f in FIGURES)
 
