@@ -108,6 +108,17 @@ def costs(results: Path) -> dict[str, str]:
     return out
 
 
+def everything(results: Path) -> str:
+    """The simulations of every committed experiment on the local cores, the
+    part of a full reproduction the results themselves time."""
+    runs = host_times.once(list(host_times.experiment_runs(results).values()))
+    hours = max(float(runs.sum()) / host_times.LOCAL_CORES, float(runs.max())) / 3600
+    return (f"The committed results are {len(runs)} simulations, about {hours:.1f} h on "
+            f"{host_times.LOCAL_CORES} cores by their own host times; a full reproduction "
+            "(`make EXPERIMENTS=all`) adds gem5's and the kernels' builds and the QEMU "
+            "references (each measured in `results/host-and-build-times.md`).")
+
+
 def table(verdicts: list[Verdict], results: Path) -> str:
     cost = costs(results)
     lines = ["| claim | what | published | simulated | rule | verdict | results | command: "
@@ -128,7 +139,7 @@ def table(verdicts: list[Verdict], results: Path) -> str:
               "\"hundreds of percent\" at least 100%, \"a large multiple\" at least 2x; "
               "\"shape only\" means the direction or ordering the source reports holds. Host "
               "times are the committed runs' own (simulations only; builds and boots in "
-              "`results/host-and-build-times.md`)."]
+              "`results/host-and-build-times.md`). " + everything(results)]
     return "\n".join(lines) + "\n"
 
 
