@@ -31,14 +31,20 @@ def timing_of(params: str) -> str:
     raise ValueError(f"no mte_tags.mode in params '{params}'")
 
 
-def ns(rows: pd.DataFrame, core: str, timing: str, workload: str) -> float:
-    """ns per operation; an untagged loop checks no tags, so it runs under one
-    timing only (mte.toml) and stands for both."""
+def spread(rows: pd.DataFrame, core: str, timing: str, workload: str
+           ) -> tuple[float, float, float, float]:
+    """ns per operation over layout samples: median and its interval. An
+    untagged loop checks no tags, so it runs under one timing only (mte.toml)
+    and stands for both."""
     match = rows[(rows["core"] == core) & (rows["workload"] == workload)
                  & (rows["metric"] == "ns_per_iteration")]
     if not workload.endswith("-untagged"):
         match = match[match["timing"] == timing]
-    return float(match["value"].mean()) if len(match) else float("nan")
+    return style.median_interval(list(match["value"].astype(float)))
+
+
+def ns(rows: pd.DataFrame, core: str, timing: str, workload: str) -> float:
+    return spread(rows, core, timing, workload)[0]
 
 
 def table(rows: pd.DataFrame) -> str:
@@ -82,9 +88,14 @@ def main(folders: style.Folders) -> None:
     fig.clf()
     panels = fig.subplots(1, len(cores), squeeze=False)[0]
     for ax, core in zip(panels, cores):
-        style.grouped_bars(ax, [name for _, name in MODES], {
-            label: [ns(rows, core, timing, f"access-{mode}") for mode, _ in MODES]
-            for timing, label in TIMINGS})
+        cells = {label: style.error_bars([spread(rows, core, timing, f"access-{mode}")
+                                          for mode, _ in MODES])
+                 for timing, label in TIMINGS}
+        sampled = rows["sample"].astype(str).nunique() > 1
+        style.grouped_bars(ax, [name for _, name in MODES],
+                           {label: heights for label, (heights, _) in cells.items()},
+                           {label: errors for label, (_, errors) in cells.items()}
+                           if sampled else None)
         ax.set_title(core, loc="left")
     panels[0].set_ylabel("time per random object access (ns)")
     fig.subplots_adjust(wspace=0.25, top=0.8, bottom=0.2)
