@@ -127,8 +127,9 @@ def main(argv: list[str] | None = None) -> int:
     comparison.add_argument("names", nargs="*", help="results to compare (default: every CSV "
                             "in the re-run directory)")
     comparison.add_argument("--quick", action="store_true",
-                            help="compare the quick set's results (what 'make' runs; only the "
-                            "runs the re-run has, as --partial)")
+                            help="compare the quick set's results (what 'make' runs; of an "
+                            "experiment that a [quick] table chooses runs of, only the runs the "
+                            "re-run has, as --partial)")
     comparison.add_argument("--tolerances", type=Path, default=compare.TOLERANCES)
     comparison.add_argument("--partial", action="store_true",
                             help="the re-run holds only some runs: compare those, and do not "
@@ -198,9 +199,12 @@ def main(argv: list[str] | None = None) -> int:
         try:
             names = args.names + (spec.quick_set(definitions) if args.quick else [])
             tolerances = compare.Tolerances.read(args.tolerances)
-            # The quick set is a few runs of most of its experiments.
+            # An experiment in the quick set by a [quick] table has only those runs.
+            selections = ([n for n in spec.quick_set(definitions)
+                           if spec.quick_part(spec.load(n, definitions)).partial]
+                          if args.quick else [])
             text, agreed = compare.report(compare.compare_dirs(
-                args.reference, args.new, tolerances, names, args.partial or args.quick))
+                args.reference, args.new, tolerances, names, args.partial or selections))
             print(text)
             canaries, canaries_held = canary.check(args.reference, args.new, tolerances, names)
         except (compare.BadComparison, spec.BadExperiment) as err:

@@ -16,7 +16,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from builders import cache, patches
@@ -262,20 +262,29 @@ def csv_lock(path: Path) -> contextlib.AbstractContextManager[None]:
     return cache.locked(cache.cache_root() / "locks" / f"results-{name}.lock")
 
 
+def place_of(row: dict[str, object]) -> tuple[str, ...]:
+    """Where a row's run sits in its experiment: its coordinates but the run
+    key (which another build changes)."""
+    return tuple(str(row.get(c, LATER_COORDINATES.get(c, ""))) for c in COORDINATES
+                 if c != "run")
+
+
 def merged(existing: Iterable[dict[str, str]], new: Sequence[dict[str, object]],
-           replaced_cpus: Sequence[str], path: Path | None = None) -> list[dict[str, object]]:
-    """``new`` rows in place of the existing rows of the CPU types a filtered
-    run covered; every other existing row kept (in its place, first). Refused
-    for files older than the current columns: their rows cannot be told apart."""
+           covered: Callable[[dict[str, object]], bool], path: Path | None = None
+           ) -> list[dict[str, object]]:
+    """``new`` rows in place of the existing rows a partial run covered (those
+    of the CPU types a ``--cpu`` run made, or of the runs a quick part made);
+    every other existing row kept (in its place, first). Refused for files
+    older than the current columns: their rows cannot be told apart."""
     kept: list[dict[str, object]] = []
     for row in existing:
         row = {**LATER_COORDINATES, **row}
         missing = [c for c in COORDINATES if c not in row]
         if missing:
             raise BadOutput(f"{path or 'the results file'} lacks the columns "
-                            f"{', '.join(missing)}: run the experiment without --cpu to "
-                            "write it whole")
-        if row["cpu"] not in replaced_cpus:
+                            f"{', '.join(missing)}: run the whole experiment to write it "
+                            "whole")
+        if not covered(row):
             kept.append(dict(row))
     return kept + list(new)
 

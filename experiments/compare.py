@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -190,11 +190,13 @@ def compare_rows(reference: list[dict[str, str]], new: list[dict[str, str]],
 
 
 def compare_dirs(reference: Path, new: Path, tolerances: Tolerances,
-                 names: Iterable[str] = (), partial: bool = False
+                 names: Iterable[str] = (), partial: bool | Collection[str] = False
                  ) -> dict[str, list[Outcome]]:
-    """Outcomes per results file that the re-run has (or the named ones)."""
+    """Outcomes per results file that the re-run has (or the named ones);
+    ``partial``: for every file, or for the files named."""
     return {name: compare_rows(collect.read_csv(ref_path), collect.read_csv(new_path),
-                               tolerances, partial)
+                               tolerances, partial if isinstance(partial, bool)
+                               else name in partial)
             for name, ref_path, new_path in results_files(reference, new, names)}
 
 

@@ -139,9 +139,15 @@ def run_experiments(experiments: Sequence[Experiment], builds: Builds, runner: G
         if failures:
             continue
         target = results_dir / f"{experiment.name}.csv"
-        if cpu_filter:
+        if cpu_filter or experiment.partial:
+            # Rows of runs this call did not make stay as they were.
+            places = {collect.place_of(row) for row in rows}
+
+            def covered(row: dict[str, object]) -> bool:
+                return (row["cpu"] == cpu_filter if cpu_filter
+                        else collect.place_of(row) in places)
             with collect.csv_lock(target):
-                rows = collect.merged(collect.read_csv(target), rows, [cpu_filter], target)
+                rows = collect.merged(collect.read_csv(target), rows, covered, target)
                 collect.write_csv(rows, target)
         else:
             collect.write_csv(rows, target)
@@ -153,7 +159,7 @@ def run_experiments(experiments: Sequence[Experiment], builds: Builds, runner: G
             log.info("%s: wrote its full-detail canary %s (%d rows)", experiment.name, canary,
                      len(canary_rows))
             written.append(canary)
-        elif not cpu_filter and canary.is_file():
+        elif not (cpu_filter or experiment.partial) and canary.is_file():
             # An older canary beside rows that no longer have twins would be re-checked.
             canary.unlink()
             log.info("%s: removed %s (this run makes no canary)", experiment.name, canary)

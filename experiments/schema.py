@@ -161,6 +161,10 @@ def read(path: Path) -> dict[str, Any]:
         if not data["quick"]:
             raise BadExperiment(f"{path}: [quick]: empty; give one or more of "
                                 f"{', '.join(QUICK)}, or quick = true for every run")
+        for key, value in data["quick"].items():
+            if value == [] and key not in ("params", "kernel_args"):
+                raise BadExperiment(f"{path}: [quick]: '{key}' is an empty list; give "
+                                    "one name or more")
     for key in MATRIX:
         if key in data["matrix"] and not data["matrix"][key]:
             raise BadExperiment(f"{path}: [matrix]: '{key}' is empty (leave it out for the "

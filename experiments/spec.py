@@ -179,6 +179,9 @@ class Experiment:
     # Full-detail twins of some fast-forward runs ([canary]): their rows go to
     # <results>/canary/<name>.csv and `compare` pairs them with their twins.
     canary: tuple[RunSpec, ...] = ()
+    # Some of the experiment's runs only (its quick part): their rows replace
+    # theirs in the results file and the other rows stay.
+    partial: bool = False
 
 
 def _exclusion(entry: dict[str, Any]) -> dict[str, str]:
@@ -210,7 +213,8 @@ def quick_part(experiment: Experiment) -> Experiment:
     if not experiment.quick:
         raise BadExperiment(f"{experiment.name} has no quick runs (no 'quick' in its "
                             "definition)")
-    return _with_canary_of(experiment, experiment.quick)
+    return replace(_with_canary_of(experiment, experiment.quick),
+                   partial=experiment.quick != experiment.runs)
 
 
 def check_param(where: str, text: str) -> None:

@@ -45,24 +45,25 @@ def main(argv: list[str] | None = None) -> int:
             logging.info("skipped %s: %s%s", name, missing,
                          f" (removed the earlier {', '.join(removed)})" if removed else "")
             skipped += 1
-        except (KeyError, IndexError, ValueError, ZeroDivisionError) as err:
+        except KeyError as missing_cell:
             # Results holding part of an experiment (a run stopped half-way, a
-            # few runs asked for by name) lack cells a figure draws; the
+            # few runs asked for by name) lack a cell the figure looks up; the
             # committed figures are redrawn whole by the tests, so a script's
-            # own bug does not hide here.
+            # own lookup bug does not hide here on the record.
             removed = remove_outputs(folders, figures.figure(name).outputs)
-            whole = " ".join(figures.figure(name).experiments) or "its experiments"
-            logging.info("skipped %s: its results lack part of what it draws (%s: %s); run "
-                         "'python -m experiments run %s --results-dir %s' for whole "
-                         "experiments%s", name, type(err).__name__, err, whole,
-                         style.shown(folders.results),
+            needs = figures.figure(name)
+            whole = (f"run 'python -m experiments run {' '.join(needs.experiments)} "
+                     f"--results-dir {style.shown(folders.results)}' for whole experiments"
+                     if needs.experiments else f"re-make all of {needs.also_reads}")
+            logging.info("skipped %s: its results lack part of what it draws (no %s); %s%s",
+                         name, missing_cell, whole,
                          f" (removed the earlier {', '.join(removed)})" if removed else "")
             skipped += 1
         finally:
             style.plt.close("all")
     if not args.figures:
         figures.main(folders)
-    logging.info("figures: %d drawn, %d skipped (no results)", drawn, skipped)
+    logging.info("figures: %d drawn, %d skipped (results missing or partial)", drawn, skipped)
     return 1 if args.figures and skipped else 0
 
 

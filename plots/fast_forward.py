@@ -85,16 +85,16 @@ def host_times(full: pd.DataFrame, fast: pd.DataFrame) -> HostTimes:
     coordinates = [c for c in collect.COORDINATES
                    if c != "run" and c in fast_runs.columns and c in full_runs.columns]
     paired_full = full_runs.merge(fast_runs[coordinates], on=coordinates)
-    parts = {p: 0.0 for p in PARTS}
-    for text in fast_runs["host_split"]:
-        for part, seconds in split_seconds(text).items():
-            parts[part] += seconds
-    setup = fast_runs["host_split"].map(lambda text: split_seconds(text).get("setup", 0.0))
+    splits = fast_runs["host_split"].map(split_seconds)
+    parts = {p: float(splits.map(lambda split: split.get(p, 0.0)).sum()) for p in PARTS}
+    setup = splits.map(lambda split: split.get("setup", 0.0))
     same_setup = [c for c in coordinates if c not in NOT_IN_SETUP]
-    per_setup = setup.groupby([fast_runs[c] for c in same_setup]).max()
+    # Per group of runs with one set-up: all but its longest.
+    repeated = setup.groupby([fast_runs[c] for c in same_setup]).agg(
+        lambda group: group.sum() - group.max())
     return HostTimes(len(fast_runs), paired_full["host_seconds"].astype(float).sum(),
                      fast_runs["host_seconds"].astype(float).sum(), parts,
-                     max(0.0, float(setup.sum() - per_setup.sum())))
+                     float(repeated.sum()))
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, str]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from plots import style
+from plots import sensitivity, style
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("fast_forward", (), "`checks/fast-forward/*.csv` and the same experiments' CSVs",
            picture=False, writes=("fast_forward", "fast_forward_effects")),
     Figure("sensitivity", (), "`checks/sensitivity/*.csv` (`experiments/definitions/checks`)",
-           writes=("c1_sensitivity", "c2_kpkeys_sensitivity", "c4_uaccess_isb")),
+           writes=tuple(sensitivity.output_name(n) for n in sensitivity.BASELINES)),
 )
 NAMES = tuple(f.name for f in FIGURES)
 

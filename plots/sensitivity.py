@@ -39,9 +39,20 @@ def setting_label(params: str) -> str:
 
 
 def values(frame: pd.DataFrame) -> dict[tuple[str, str, str], float]:
-    """{(workload, params, variant): ns per operation}, one run each."""
-    rows = frame[frame["metric"] == METRIC]
-    return {(r.workload, r.params, r.variant): float(r.value) for r in rows.itertuples()}
+    """{(workload, params, variant): ns per operation}, one run each (a check
+    run on several cores or samples would need a figure of its own)."""
+    found: dict[tuple[str, str, str], float] = {}
+    for r in frame[frame["metric"] == METRIC].itertuples():
+        cell = (r.workload, r.params, r.variant)
+        if cell in found:
+            raise RuntimeError(f"two runs of {cell} in one sensitivity check: this figure "
+                               "draws one core and one layout sample")
+        found[cell] = float(r.value)
+    return found
+
+
+def output_name(experiment: str) -> str:
+    return experiment.replace("-", "_")
 
 
 def table(name: str, ns: dict[tuple[str, str, str], float], baseline: str) -> str:
@@ -110,7 +121,7 @@ def main(folders: style.Folders) -> None:
         frame = pd.read_csv(checks / f"{name}.csv", keep_default_na=False)
         ns = values(frame)
         folders.publish(figure(name, ns, BASELINES[name], frame),
-                        name.replace("-", "_"),
+                        output_name(name),
                         table(name, ns, BASELINES[name]))
 
 

@@ -297,6 +297,7 @@ def collisions(fig: plt.Figure, slack_px: float = 0.5) -> list[str]:
     from matplotlib.legend import Legend
     from matplotlib.patches import Rectangle
     from matplotlib.text import Text
+    from matplotlib.transforms import Bbox
 
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
@@ -312,7 +313,10 @@ def collisions(fig: plt.Figure, slack_px: float = 0.5) -> list[str]:
     texts = [(t, t.get_window_extent(renderer)) for t in fig.findobj(Text)
              if t.get_visible() and t.get_text().strip() and t not in hidden]
 
-    def overlap(a, b) -> bool:
+    def overlap(a: Bbox, b: Bbox) -> bool:
+        # A bar of a missing value (NaN height) is not drawn and has no place.
+        if not (np.isfinite(a.extents).all() and np.isfinite(b.extents).all()):
+            return False
         return (min(a.x1, b.x1) - max(a.x0, b.x0) > slack_px
                 and min(a.y1, b.y1) - max(a.y0, b.y0) > slack_px)
 
@@ -324,9 +328,10 @@ def collisions(fig: plt.Figure, slack_px: float = 0.5) -> list[str]:
         own = set(legend.get_texts()) | {legend.get_title()}
         found += [f"legend over text {t.get_text()!r}" for t, text_box in texts
                   if t not in own and overlap(box, text_box)]
-        if legend.axes is not None:
-            found += [f"legend over a bar of {legend.axes.get_title()!r}"
-                      for bar in legend.axes.patches
+        # A figure's own legend may sit over any panel's bars.
+        for axes in [legend.axes] if legend.axes is not None else fig.axes:
+            found += [f"legend over a bar of {axes.get_title(loc='left') or axes.get_title()!r}"
+                      for bar in axes.patches
                       if isinstance(bar, Rectangle) and bar.get_visible()
                       and overlap(box, bar.get_window_extent(renderer))]
     return found

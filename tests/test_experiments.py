@@ -779,6 +779,7 @@ def test_a_quick_table_chooses_headline_runs_of_the_first_layout_sample(
     assert {(r.features, r.params, r.sample) for r in experiment.quick} == {
         (("pan",), (), 0), ((), (), 0)}
     assert spec.quick_part(experiment).runs == experiment.quick
+    assert spec.quick_part(experiment).partial and not spec.quick_part(every).partial
     assert spec.quick_set(tmp_path) == ["probe"]
     assert main(["--definitions", str(tmp_path), "list"]) == 0
     assert "18 runs   2 quick" in capsys.readouterr().out
@@ -794,6 +795,7 @@ def test_a_quick_table_chooses_headline_runs_of_the_first_layout_sample(
     ("[quick]\n", r"\[quick\]: empty; give one or more of"),
     ('[quick]\nsample = 1\n', r"\[quick\]: unknown key 'sample'"),
     ('quick = "yes"\n', r"'quick' must be a boolean or table, got string"),
+    ('[quick]\nvariant = []\n', r"\[quick\]: 'variant' is an empty list"),
     ('[[exclude]]\nfeatures = "pan"\n[quick]\nfeatures = "pan"\n',
      r"\[quick\] \(features = 'pan'\) chooses no run left after \[\[exclude\]\]"),
 ])

@@ -189,6 +189,42 @@ def test_every_figure_fits_its_paper_width_embeds_its_fonts_and_overlaps_nothing
         assert b"/FontFile2" in pdf and b"/Type3" not in pdf, name
 
 
+def test_a_sensitivity_check_draws_each_arms_effect_per_setting(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Until its runs are committed, the sensitivity figure is held to the
+    paper width and collision rules on rows of its shape."""
+    from plots import sensitivity
+
+    checks = tmp_path / "checks" / "sensitivity"
+    checks.mkdir(parents=True)
+    rows = [{"experiment": "c4-uaccess-isb", "variant": variant, "params": params,
+             "workload": workload, "metric": "ns_per_iteration", "value": ns * scale,
+             "gem5_build": "g1", "kernel_build": "k1"}
+            for workload in ("longpath", "getdents")
+            for params, scale in (("", 1.0), ("sysreg.isb_latency=13", 1.2),
+                                  ("sysreg.isb_latency=26", 1.4))
+            for variant, ns in (("baseline", 100.0), ("pan-per-access", 300.0),
+                                ("pan-per-access-isb", 900.0), ("pan-batched-isb", 120.0))]
+    pd.DataFrame(rows).to_csv(checks / "c4-uaccess-isb.csv", index=False)
+    found: list[str] = []
+    save = style.Folders.save
+
+    def checked(self: style.Folders, fig: style.plt.Figure, name: str) -> list[Path]:
+        found.extend(style.collisions(fig))
+        assert fig.get_figwidth() <= style.PAGE_LIMIT_IN
+        return save(self, fig, name)
+
+    monkeypatch.setattr(style.Folders, "save", checked)
+    sensitivity.main(style.Folders(tmp_path, tmp_path / "out"))
+    assert not found
+    table = (tmp_path / "out" / "c4_uaccess_isb.md").read_text()
+    assert ("| longpath | ISB +13 cycles | 120.0 | 144.0 | 360.0 | 1,080.0 | +20.0% | +200.0% "
+            "| +800.0% |") in table
+    pd.DataFrame(rows + rows[:1]).to_csv(checks / "c4-uaccess-isb.csv", index=False)
+    with pytest.raises(RuntimeError, match="two runs of"):
+        sensitivity.main(style.Folders(tmp_path, tmp_path / "out"))
+
+
 def test_collisions_finds_overlapping_texts_and_a_legend_over_a_bar() -> None:
     fig, axis = style.figure()
     axis.bar([0, 1], [10, 9], label="a bar")
@@ -200,6 +236,12 @@ def test_collisions_finds_overlapping_texts_and_a_legend_over_a_bar() -> None:
     found = style.collisions(fig)
     assert "text 'over' over text 'here'" in found
     assert any(c.startswith("legend over a bar") for c in found)
+    style.plt.close(fig)
+    # A figure's own legend over a panel's bars; a bar of a missing value is not drawn.
+    fig, axis = style.figure()
+    axis.bar([0, 1, 2], [10, 9, float("nan")], label="a bar")
+    fig.legend(loc="center")
+    assert any(c.startswith("legend over a bar") for c in style.collisions(fig))
     style.plt.close(fig)
 
 

@@ -430,10 +430,24 @@ def _alive(pid: int) -> bool:
     return status.is_file() and "State:\tZ" not in status.read_text()
 
 
+def test_a_partial_run_replaces_only_the_rows_of_the_runs_it_made() -> None:
+    def row(workload: str, sample: int, value: str) -> dict[str, object]:
+        return {"experiment": "probe", "run": f"key-{value}", "cpu": "o3",
+                "core": "cortex-a76", "cores": "1", "nodes": "1", "variant": "baseline",
+                "kernel_args": "", "features": "pan", "params": "", "workload": workload,
+                "sample": str(sample), "metric": "cycles", "value": value}
+
+    old = [row("invalid", 0, "1"), row("invalid", 1, "2"), row("getppid", 0, "3")]
+    made = [row("invalid", 0, "9")]
+    places = {collect.place_of(r) for r in made}
+    rows = collect.merged(old, made, lambda r: collect.place_of(r) in places)
+    assert [r["value"] for r in rows] == ["2", "3", "9"]
+
+
 def test_a_filtered_run_refuses_to_merge_into_an_old_format_file(tmp_path: Path) -> None:
     old = [{"experiment": "probe", "run": "x", "metric": "cycles", "value": "1"}]
-    with pytest.raises(collect.BadOutput, match="lacks the columns .*cpu.*without --cpu"):
-        collect.merged(old, [], ["o3"], tmp_path / "probe.csv")
+    with pytest.raises(collect.BadOutput, match="lacks the columns .*cpu.*whole experiment"):
+        collect.merged(old, [], lambda row: row["cpu"] == "o3", tmp_path / "probe.csv")
 
 
 def test_waiting_for_a_lock_gives_up_when_cancelled(tmp_path: Path) -> None:

@@ -61,22 +61,42 @@ static char *map_populated(unsigned long mib)
 /* The folio size pmd asks for: its memory is mapped by page entries. */
 static int pte_mapped_pmd_folios;
 
-/* map_populated(), then with pmd every 2 MiB folio mapped by page entries. */
+/*
+ * map_populated(), then with pmd every 2 MiB folio mapped by page entries.
+ * A pmd run that got fewer 2 MiB folios than it asked for, or any memory still
+ * mapped by block entries, would measure something else: it fails before its
+ * region.
+ */
 static char *map_for_run(unsigned long mib)
 {
-	char *p = map_populated(mib);
+	const char *counter = BENCH_THP_PMD "/stats/anon_fault_alloc";
+	const unsigned long wanted = (mib << 20) / PMD_SIZE_;
 	const long page = sysconf(_SC_PAGESIZE);
+	long before, got, block_kb;
+	char *p;
 
 	if (!pte_mapped_pmd_folios)
-		return p;
+		return map_populated(mib);
+	before = bench_read_counter(counter);
+	p = map_populated(mib);
+	got = bench_read_counter(counter) - before;
+	if (before < 0 || got < (long)wanted) {
+		fprintf(stderr, "pgtable_bench: %ld of %lu 2 MiB folios allocated (%s)\n",
+			before < 0 ? -1 : got, wanted, counter);
+		exit(1);
+	}
 	for (unsigned long off = 0; off < (mib << 20); off += PMD_SIZE_) {
 		if (mprotect(p + off + page, page, PROT_READ) ||
 		    mprotect(p + off + page, page, PROT_READ | PROT_WRITE))
 			bench_die("mprotect");
 	}
-	if (bench_anon_huge_kb() != 0) {
-		fprintf(stderr, "pgtable_bench: %ld kB still mapped by block entries\n",
-			bench_anon_huge_kb());
+	block_kb = bench_anon_huge_kb();
+	if (block_kb != 0) {
+		if (block_kb < 0)
+			fprintf(stderr, "pgtable_bench: cannot read /proc/self/smaps_rollup\n");
+		else
+			fprintf(stderr, "pgtable_bench: %ld kB still mapped by block entries\n",
+				block_kb);
 		exit(1);
 	}
 	return p;
