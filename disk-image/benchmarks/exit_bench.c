@@ -2,7 +2,7 @@
  * What a process's exit costs when its anonymous memory is mapped with 64 KiB
  * large folios (mTHP), which arm64 maps with the contiguous bit (claim C5).
  *
- *   exit_bench exit|spawn|mix|mix-exit MIB ROUNDS [CPU...] [parent=CPU]
+ *   exit_bench exit|burst|spawn|mix|mix-exit MIB ROUNDS [CPU...] [parent=CPU]
  *   exit_bench check MIB [CPU] [parent=CPU]
  *
  * "exit": ROUNDS children each map MIB MiB of anonymous memory, touch every
@@ -18,6 +18,12 @@
  * child exiting by itself would race the parent's m5 resetstats, and part of
  * its teardown could fall before the region. "exit 0 ROUNDS" measures what
  * remains without the memory (the wake-ups and the rest of the exit).
+ *
+ * "burst": the same children, released all at once and then reaped, so that
+ * with the children on different CPUs their teardowns overlap and their TLB
+ * maintenance contends, as exits do in a parallel kernel build. The region
+ * holds ROUNDS exits; ns per operation is the burst's time over ROUNDS, not
+ * one exit's.
  *
  * "spawn": the whole life of ROUNDS children in the region, one after the
  * other: fork, map and touch MIB MiB, exit, reap; with "exit" it gives exit's
@@ -223,7 +229,7 @@ static void run_exit(unsigned long mib, unsigned long rounds, const int *cpus, i
 		bench_die("calloc");
 	for (unsigned long i = 0; i < rounds; i++)
 		children[i] = start(mib, ncpus ? cpus[i % ncpus] : -1);
-		/* No warm-up loop: the core model starts at the region (its TLBs and
+	/* No warm-up loop: the core model starts at the region (its TLBs and
 	 * predictors cold, the caches warmed by the fast CPU). */
 	bench_detail_begin();
 	bench_region_begin();
@@ -232,6 +238,25 @@ static void run_exit(unsigned long mib, unsigned long rounds, const int *cpus, i
 			bench_die("write");
 		bench_reap("exit_bench", children[i].pid);
 	}
+	bench_region_end();
+	free(children);
+}
+
+static void run_burst(unsigned long mib, unsigned long rounds, const int *cpus, int ncpus)
+{
+	struct child *children = calloc(rounds, sizeof(*children));
+
+	if (!children)
+		bench_die("calloc");
+	for (unsigned long i = 0; i < rounds; i++)
+		children[i] = start_child(mib, ncpus ? cpus[i % ncpus] : -1);
+	bench_detail_begin();
+	bench_region_begin();
+	for (unsigned long i = 0; i < rounds; i++)
+		if (write(children[i].release, "x", 1) != 1)
+			bench_die("write");
+	for (unsigned long i = 0; i < rounds; i++)
+		bench_reap("exit_bench", children[i].pid);
 	bench_region_end();
 	free(children);
 }
@@ -409,7 +434,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "child"))
 		return run_helper(argc, argv);
 	if (argc < 3 || (strcmp(argv[1], "check") && argc < 4)) {
-		fprintf(stderr, "usage: exit_bench exit|spawn|mix|mix-exit MIB ROUNDS [CPU...] "
+		fprintf(stderr, "usage: exit_bench exit|burst|spawn|mix|mix-exit MIB ROUNDS [CPU...] "
 			"[parent=CPU] | check MIB [CPU] [parent=CPU]\n");
 		return 2;
 	}
@@ -434,6 +459,8 @@ int main(int argc, char **argv)
 	rounds = bench_count(argv[3], "rounds");
 	if (!strcmp(argv[1], "exit"))
 		run_exit(mib, rounds, cpus, ncpus, start_child);
+	else if (!strcmp(argv[1], "burst"))
+		run_burst(mib, rounds, cpus, ncpus);
 	else if (!strcmp(argv[1], "spawn"))
 		run_spawn(mib, rounds, cpus, ncpus);
 	else if (!strcmp(argv[1], "mix"))
@@ -441,7 +468,8 @@ int main(int argc, char **argv)
 	else if (!strcmp(argv[1], "mix-exit"))
 		run_exit(mib, rounds, cpus, ncpus, start_exec_child);
 	else {
-		fprintf(stderr, "exit_bench: unknown mode '%s' (exit, spawn, mix, mix-exit, check)\n",
+		fprintf(stderr, "exit_bench: unknown mode '%s' (exit, burst, spawn, mix, mix-exit, "
+			"check)\n",
 			argv[1]);
 		return 2;
 	}
