@@ -220,8 +220,9 @@ static void release_and_reap(struct child *c)
 	close(c->release);
 }
 
-static void run_exit(unsigned long mib, unsigned long rounds, const int *cpus, int ncpus,
-		     struct child (*start)(unsigned long, int))
+/* ROUNDS children with their memory ready, pinned round-robin to CPUS. */
+static struct child *start_children(unsigned long mib, unsigned long rounds, const int *cpus,
+				    int ncpus, struct child (*start)(unsigned long, int))
 {
 	struct child *children = calloc(rounds, sizeof(*children));
 
@@ -229,6 +230,14 @@ static void run_exit(unsigned long mib, unsigned long rounds, const int *cpus, i
 		bench_die("calloc");
 	for (unsigned long i = 0; i < rounds; i++)
 		children[i] = start(mib, ncpus ? cpus[i % ncpus] : -1);
+	return children;
+}
+
+static void run_exit(unsigned long mib, unsigned long rounds, const int *cpus, int ncpus,
+		     struct child (*start)(unsigned long, int))
+{
+	struct child *children = start_children(mib, rounds, cpus, ncpus, start);
+
 	/* No warm-up loop: the core model starts at the region (its TLBs and
 	 * predictors cold, the caches warmed by the fast CPU). */
 	bench_detail_begin();
@@ -244,12 +253,8 @@ static void run_exit(unsigned long mib, unsigned long rounds, const int *cpus, i
 
 static void run_burst(unsigned long mib, unsigned long rounds, const int *cpus, int ncpus)
 {
-	struct child *children = calloc(rounds, sizeof(*children));
+	struct child *children = start_children(mib, rounds, cpus, ncpus, start_child);
 
-	if (!children)
-		bench_die("calloc");
-	for (unsigned long i = 0; i < rounds; i++)
-		children[i] = start_child(mib, ncpus ? cpus[i % ncpus] : -1);
 	bench_detail_begin();
 	bench_region_begin();
 	for (unsigned long i = 0; i < rounds; i++)
