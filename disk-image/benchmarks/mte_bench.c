@@ -28,32 +28,10 @@
  * loop on plain memory. An access with the wrong tag ends the benchmark
  * (sync: SIGSEGV; async: SIGSEGV at the next kernel entry).
  */
-#include <string.h>
-#include <sys/prctl.h>
+#include "mte.h"
 
-#include "bench.h"
-
-#ifndef PROT_MTE
-#define PROT_MTE 0x20
-#endif
-#ifndef PR_SET_TAGGED_ADDR_CTRL
-#define PR_SET_TAGGED_ADDR_CTRL 55
-#endif
-#ifndef PR_TAGGED_ADDR_ENABLE
-#define PR_TAGGED_ADDR_ENABLE (1UL << 0)
-#endif
-#ifndef PR_MTE_TCF_SYNC
-#define PR_MTE_TCF_SYNC (1UL << 1)
-#define PR_MTE_TCF_ASYNC (1UL << 2)
-#define PR_MTE_TAG_SHIFT 3
-#endif
 #define OBJECT 64
 #define PAGE 4096
-/* Every tag but 0 (0 is what untagged pointers carry). */
-#define NONZERO_TAGS 0xfffeUL
-
-enum mode { UNTAGGED, NONE, SYNC, ASYNC, ASYMM };
-static const char *const mode_names[] = { "untagged", "none", "sync", "async", "asymm" };
 
 static inline char *tag_object(char *object)
 {
@@ -86,56 +64,19 @@ static void access_random(char **table, unsigned long objects, unsigned long n)
 	}
 }
 
-static void set_preferred_asymm(void)
-{
-	FILE *f = fopen("/sys/devices/system/cpu/cpu0/mte_tcf_preferred", "w");
-
-	if (!f || fputs("asymm", f) < 0 || fclose(f)) {
-		perror("mte_tcf_preferred=asymm: no asymmetric MTE (FEAT_MTE3) on this CPU");
-		exit(1);
-	}
-}
-
-static void set_check_mode(enum mode mode)
-{
-	unsigned long ctrl = PR_TAGGED_ADDR_ENABLE | (NONZERO_TAGS << PR_MTE_TAG_SHIFT);
-
-	if (mode == SYNC)
-		ctrl |= PR_MTE_TCF_SYNC;
-	else if (mode == ASYNC)
-		ctrl |= PR_MTE_TCF_ASYNC;
-	else if (mode == ASYMM) {
-		set_preferred_asymm();
-		ctrl |= PR_MTE_TCF_SYNC | PR_MTE_TCF_ASYNC;
-	}
-	if (prctl(PR_SET_TAGGED_ADDR_CTRL, ctrl, 0, 0, 0)) {
-		perror("prctl(PR_SET_TAGGED_ADDR_CTRL): this kernel or CPU has no MTE");
-		exit(1);
-	}
-}
-
 int main(int argc, char **argv)
 {
 	unsigned long size, passes, objects, ops;
-	enum mode mode = UNTAGGED;
+	enum mode mode;
 	char *memory, **table;
 	int measure_tagging;
-	unsigned int m;
 
 	if (argc != 5) {
 		fprintf(stderr, "usage: %s untagged|none|sync|async|asymm tag|access|memset "
 			"SIZE_BYTES PASSES\n", argv[0]);
 		return 2;
 	}
-	for (m = 0; m < sizeof(mode_names) / sizeof(mode_names[0]); m++)
-		if (!strcmp(argv[1], mode_names[m]))
-			break;
-	if (m == sizeof(mode_names) / sizeof(mode_names[0])) {
-		fprintf(stderr, "unknown mode '%s' (valid: untagged, none, sync, async, asymm)\n",
-			argv[1]);
-		return 2;
-	}
-	mode = (enum mode)m;
+	mode = mte_mode(argv[1]);
 	if (strcmp(argv[2], "tag") && strcmp(argv[2], "access") && strcmp(argv[2], "memset")) {
 		fprintf(stderr, "unknown phase '%s' (valid: tag, access, memset)\n", argv[2]);
 		return 2;
