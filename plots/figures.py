@@ -68,6 +68,8 @@ FIGURES: tuple[Figure, ...] = (
            writes=("host_times", "claim_times", "claim_index")),
     Figure("fast_forward", (), "`checks/fast-forward/*.csv` and the same experiments' CSVs",
            picture=False, writes=("fast_forward", "fast_forward_effects")),
+    Figure("sysreg_isb", (), "`checks/isb/sysreg-isb.csv` (`experiments/definitions/checks`)",
+           picture=False),
     Figure("sensitivity", (), "`checks/sensitivity/*.csv` (`experiments/definitions/checks`)",
            writes=tuple(sensitivity.output_name(n) for n in sensitivity.BASELINES)),
 )
