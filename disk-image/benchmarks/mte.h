@@ -30,23 +30,45 @@ enum mode { UNTAGGED, NONE, SYNC, ASYNC, ASYMM };
 static const char *const mode_names[] = { "untagged", "none", "sync", "async", "asymm" };
 #define N_MODES (sizeof(mode_names) / sizeof(mode_names[0]))
 
+/* The modes' names on standard error, separated by separator. */
+static inline void print_modes(const char *separator)
+{
+	for (unsigned int m = 0; m < N_MODES; m++)
+		fprintf(stderr, "%s%s", m ? separator : "", mode_names[m]);
+}
+
 /* The mode a run's argument names; an unknown name ends the run. */
 static inline enum mode mte_mode(const char *name)
 {
 	for (unsigned int m = 0; m < N_MODES; m++)
 		if (!strcmp(name, mode_names[m]))
 			return (enum mode)m;
-	fprintf(stderr, "unknown mode '%s' (valid: untagged, none, sync, async, asymm)\n", name);
+	fprintf(stderr, "unknown mode '%s' (valid: ", name);
+	print_modes(", ");
+	fprintf(stderr, ")\n");
 	exit(2);
 }
 
+/* Every CPU's preferred mode asymm: the kernel picks a task's mode on the CPU
+ * it runs on, so one CPU left at its default would time another mode. */
 static inline void set_preferred_asymm(void)
 {
-	FILE *f = fopen("/sys/devices/system/cpu/cpu0/mte_tcf_preferred", "w");
+	char path[80];
+	int cpu;
 
-	if (!f || fputs("asymm", f) < 0 || fclose(f)) {
-		perror("mte_tcf_preferred=asymm: no asymmetric MTE (FEAT_MTE3) on this CPU");
-		exit(1);
+	for (cpu = 0;; cpu++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/mte_tcf_preferred",
+			 cpu);
+		f = fopen(path, "w");
+		if (!f && cpu > 0 && errno == ENOENT)
+			return;
+		if (!f || fputs("asymm", f) < 0 || fclose(f)) {
+			fprintf(stderr, "cpu%d: ", cpu);
+			perror("mte_tcf_preferred=asymm: no asymmetric MTE (FEAT_MTE3) on this CPU");
+			exit(1);
+		}
 	}
 }
 

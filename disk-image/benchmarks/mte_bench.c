@@ -72,8 +72,9 @@ int main(int argc, char **argv)
 	int measure_tagging;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: %s untagged|none|sync|async|asymm tag|access|memset "
-			"SIZE_BYTES PASSES\n", argv[0]);
+		fprintf(stderr, "usage: %s ", argv[0]);
+		print_modes("|");
+		fprintf(stderr, " tag|access|memset SIZE_BYTES PASSES\n");
 		return 2;
 	}
 	mode = mte_mode(argv[1]);
