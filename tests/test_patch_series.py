@@ -49,6 +49,24 @@ def test_every_kernel_patch_is_kept_once_and_used() -> None:
     assert not copies, f"patches stored more than once: {copies}"
 
 
+ZAP_PER_ENTRY = "0001-mm-zap-present-entries-one-at-a-time-as-before-large.patch"
+
+
+@pytest.mark.parametrize("variant", [v for v in kernel.variants(KERNEL_PATCHES)
+                                     if v.endswith("-2023")])
+def test_a_2023_variant_is_its_namesake_plus_the_per_entry_zap(variant: str) -> None:
+    """An X-2023 arm differs from X by the one-entry zap loop alone: the same
+    configuration and X's series with that patch last (a config line lost
+    would build another arm under X's name)."""
+    namesake = variant.removesuffix("-2023")
+    config = {v: kernel.parse_config((KERNEL_PATCHES / v / "config").read_text())
+              for v in (namesake, variant)}
+    assert config[variant] == config[namesake]
+    names = {v: [p.name for p in kernel.variant_patches(KERNEL_PATCHES, v)]
+             for v in (namesake, variant)}
+    assert names[variant] == names[namesake] + [ZAP_PER_ENTRY]
+
+
 def _kernel_source_files(paths: list[str], tree: Path, dest: Path) -> None:
     for rel in paths:
         source = tree / rel
