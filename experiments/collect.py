@@ -269,6 +269,29 @@ def place_of(row: dict[str, object]) -> tuple[str, ...]:
                  if c != "run")
 
 
+def covered_by(new: Sequence[dict[str, object]], cpu_filter: str | None, partial: bool
+               ) -> Callable[[dict[str, object]], bool]:
+    """Which existing rows a partial run's ``new`` rows stand in for: those of
+    the runs a quick part made (their places, which name the CPU type too), or
+    else every row of the CPU type a ``--cpu`` run made."""
+    if partial:
+        places = {place_of(row) for row in new}
+        return lambda row: place_of(row) in places
+    if cpu_filter:
+        return lambda row: row["cpu"] == cpu_filter
+    raise ValueError("a whole run's rows replace the file; nothing is merged")
+
+
+def merge_into(path: Path, new: Sequence[dict[str, object]], cpu_filter: str | None,
+               partial: bool) -> list[dict[str, object]]:
+    """Merge a partial run's rows into the results file at ``path`` (under its
+    lock) and return what was written."""
+    with csv_lock(path):
+        rows = merged(read_csv(path), new, covered_by(new, cpu_filter, partial), path)
+        write_csv(rows, path)
+    return rows
+
+
 def merged(existing: Iterable[dict[str, str]], new: Sequence[dict[str, object]],
            covered: Callable[[dict[str, object]], bool], path: Path | None = None
            ) -> list[dict[str, object]]:

@@ -139,23 +139,21 @@ def run_experiments(experiments: Sequence[Experiment], builds: Builds, runner: G
         if failures:
             continue
         target = results_dir / f"{experiment.name}.csv"
-        if cpu_filter or experiment.partial:
+        partial = bool(cpu_filter or experiment.partial)
+        if partial:
             # Rows of runs this call did not make stay as they were.
-            places = {collect.place_of(row) for row in rows}
-
-            def covered(row: dict[str, object]) -> bool:
-                return (row["cpu"] == cpu_filter if cpu_filter
-                        else collect.place_of(row) in places)
-            with collect.csv_lock(target):
-                rows = collect.merged(collect.read_csv(target), rows, covered, target)
-                collect.write_csv(rows, target)
+            rows = collect.merge_into(target, rows, cpu_filter, experiment.partial)
         else:
             collect.write_csv(rows, target)
         log.info("%s: wrote %s (%d rows)", experiment.name, target, len(rows))
         written.append(target)
         canary = folders.canary_csv(results_dir, experiment.name)
         if canary_rows:
-            collect.write_csv(canary_rows, canary)
+            if partial:
+                canary_rows = collect.merge_into(canary, canary_rows, cpu_filter,
+                                                 experiment.partial)
+            else:
+                collect.write_csv(canary_rows, canary)
             log.info("%s: wrote its full-detail canary %s (%d rows)", experiment.name, canary,
                      len(canary_rows))
             written.append(canary)

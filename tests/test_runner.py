@@ -430,18 +430,31 @@ def _alive(pid: int) -> bool:
     return status.is_file() and "State:\tZ" not in status.read_text()
 
 
-def test_a_partial_run_replaces_only_the_rows_of_the_runs_it_made() -> None:
-    def row(workload: str, sample: int, value: str) -> dict[str, object]:
-        return {"experiment": "probe", "run": f"key-{value}", "cpu": "o3",
-                "core": "cortex-a76", "cores": "1", "nodes": "1", "variant": "baseline",
-                "kernel_args": "", "features": "pan", "params": "", "workload": workload,
-                "sample": str(sample), "metric": "cycles", "value": value}
+def _row(workload: str, sample: int, value: str, cpu: str = "o3") -> dict[str, object]:
+    return {"experiment": "probe", "run": f"key-{value}", "cpu": cpu,
+            "core": "cortex-a76", "cores": "1", "nodes": "1", "variant": "baseline",
+            "kernel_args": "", "features": "pan", "params": "", "workload": workload,
+            "sample": str(sample), "metric": "cycles", "value": value}
 
-    old = [row("invalid", 0, "1"), row("invalid", 1, "2"), row("getppid", 0, "3")]
-    made = [row("invalid", 0, "9")]
-    places = {collect.place_of(r) for r in made}
-    rows = collect.merged(old, made, lambda r: collect.place_of(r) in places)
-    assert [r["value"] for r in rows] == ["2", "3", "9"]
+
+@pytest.mark.parametrize("cpu_filter", [None, "o3"])
+def test_a_quick_part_replaces_only_the_rows_of_the_runs_it_made(
+        tmp_path: Path, cpu_filter: str | None) -> None:
+    """Also with --cpu: a quick part of one CPU type keeps that type's other
+    runs (as the results file and, the same way, its canary file)."""
+    path = tmp_path / "probe.csv"
+    collect.write_csv([_row("invalid", 0, "1"), _row("invalid", 1, "2"),
+                       _row("getppid", 0, "3"), _row("invalid", 0, "4", cpu="atomic")], path)
+    collect.merge_into(path, [_row("invalid", 0, "9")], cpu_filter, partial=True)
+    assert [r["value"] for r in collect.read_csv(path)] == ["2", "3", "4", "9"]
+
+
+def test_a_cpu_filtered_run_replaces_every_row_of_its_cpu_type(tmp_path: Path) -> None:
+    path = tmp_path / "probe.csv"
+    collect.write_csv([_row("invalid", 0, "1"), _row("getppid", 0, "3"),
+                       _row("invalid", 0, "4", cpu="atomic")], path)
+    collect.merge_into(path, [_row("invalid", 0, "9")], "o3", partial=False)
+    assert [r["value"] for r in collect.read_csv(path)] == ["4", "9"]
 
 
 def test_a_filtered_run_refuses_to_merge_into_an_old_format_file(tmp_path: Path) -> None:
