@@ -237,11 +237,19 @@ def test_collisions_finds_overlapping_texts_and_a_legend_over_a_bar() -> None:
     assert "text 'over' over text 'here'" in found
     assert any(c.startswith("legend over a bar") for c in found)
     style.plt.close(fig)
-    # A figure's own legend over a panel's bars; a bar of a missing value is not drawn.
+    # A figure's own legend over a panel's bars.
     fig, axis = style.figure()
-    axis.bar([0, 1, 2], [10, 9, float("nan")], label="a bar")
+    axis.bar([0, 1, 2], [10, 9, 8], label="a bar")
     fig.legend(loc="center")
     assert any(c.startswith("legend over a bar") for c in style.collisions(fig))
+    style.plt.close(fig)
+    # A bar of a missing value is not drawn, so a legend where it would be is free.
+    fig, axis = style.figure()
+    axis.bar([0, 5], [10, float("nan")], label="a bar")
+    axis.set_xlim(-1, 6)
+    axis.set_ylim(0, 11)
+    axis.legend(loc="center", bbox_to_anchor=(0.9, 0.5))
+    assert style.collisions(fig) == []
     style.plt.close(fig)
 
 
