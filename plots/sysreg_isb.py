@@ -37,8 +37,13 @@ def isb_costs(frame: pd.DataFrame) -> pd.DataFrame:
     one column per core."""
     rows = frame[frame["metric"] == METRIC].copy()
     rows["extra"] = rows["params"].map(extra_cycles)
+    cells = ["extra", "workload", "core"]
+    twice = rows[rows.duplicated(cells, keep=False)]
+    if not twice.empty:
+        raise RuntimeError(f"{CHECK}: two runs of {tuple(twice.iloc[0][cells])}; this table "
+                           "holds one run per cell")
     cycles = rows.pivot_table(index=["extra", "workload"], columns="core", values="value",
-                              aggfunc="median")
+                              aggfunc="first")
     missing = {LOOP, "isb"} - set(cycles.index.get_level_values("workload"))
     if missing:
         raise style.NoResults(f"{CHECK} has no {sorted(missing)} runs")

@@ -225,6 +225,27 @@ def test_a_sensitivity_check_draws_each_arms_effect_per_setting(
         sensitivity.main(style.Folders(tmp_path, tmp_path / "out"))
 
 
+
+def test_the_isb_check_gives_cycles_per_isb_above_the_loop(tmp_path: Path) -> None:
+    from plots import sysreg_isb
+
+    check = tmp_path / sysreg_isb.CHECK
+    check.parent.mkdir(parents=True)
+    rows = [{"experiment": "sysreg-isb", "core": core, "params": params, "workload": workload,
+             "metric": "cycles_per_iteration", "value": loop + (extra + isb if workload == "isb"
+                                                                else 0)}
+            for core, loop, isb in (("cortex-a76", 2.0, 13.0), ("neoverse-v1", 1.5, 11.0))
+            for params, extra in (("", 0), ("sysreg.isb_latency=13", 13))
+            for workload in ("nop", "isb")]
+    pd.DataFrame(rows).to_csv(check, index=False)
+    sysreg_isb.main(style.Folders(tmp_path, tmp_path / "out"))
+    table = (tmp_path / "out" / "sysreg_isb.md").read_text()
+    assert "| 0 (the model's) | 13.0 | 11.0 |" in table
+    assert "| +13 | 26.0 | 24.0 |" in table
+    pd.DataFrame(rows + rows[:1]).to_csv(check, index=False)
+    with pytest.raises(RuntimeError, match="two runs of"):
+        sysreg_isb.main(style.Folders(tmp_path, tmp_path / "out"))
+
 def test_collisions_finds_overlapping_texts_and_a_legend_over_a_bar() -> None:
     fig, axis = style.figure()
     axis.bar([0, 1], [10, 9], label="a bar")

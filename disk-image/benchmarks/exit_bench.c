@@ -268,7 +268,7 @@ static void run_burst(unsigned long mib, unsigned long rounds, const int *cpus, 
 
 static void run_spawn(unsigned long mib, unsigned long rounds, const int *cpus, int ncpus)
 {
-		/* No warm-up loop: the core model starts at the region (its TLBs and
+	/* No warm-up loop: the core model starts at the region (its TLBs and
 	 * predictors cold, the caches warmed by the fast CPU). */
 	bench_detail_begin();
 	bench_region_begin();
