@@ -377,14 +377,8 @@ def _quick(path: Path, data: dict[str, Any], runs: tuple[RunSpec, ...],
     choices: dict[str, tuple[str, ...]] = {}
     for key, value in quick.items():
         names = [value] if isinstance(value, str) or key in ("params", "kernel_args") else value
-        choices[key] = tuple(_exclusion({key: n})[key] for n in names)
-        if key == "features":
-            try:
-                choices[key] = tuple(",".join(catalog.parse_features(f)) for f in choices[key])
-            except catalog.UnknownName as err:
-                raise BadExperiment(f"{path}: [quick]: {err}") from err
-        for name in choices[key]:
-            _check_in_experiment(f"{path}: [quick]", {key: name}, names_of)
+        choices[key] = tuple(_selected(f"{path}: [quick]", key, _exclusion({key: n})[key],
+                                       names_of) for n in names)
     chosen = tuple(r for r in runs if r.sample == 0 and all(
         any(_matches(r, {key: name}) for name in names) for key, names in choices.items()))
     if not chosen:
@@ -403,13 +397,8 @@ def _canary(path: Path, data: dict[str, Any], runs: Sequence[RunSpec],
         raise BadExperiment(f"{path}: [canary] needs detail = "
                             f"\"{catalog.DETAIL_FAST_FORWARD}\": a canary is the full-detail "
                             "twin of a fast-forward run")
-    selection = _exclusion(data["canary"])
-    if "features" in selection:
-        try:
-            selection["features"] = ",".join(catalog.parse_features(selection["features"]))
-        except catalog.UnknownName as err:
-            raise BadExperiment(f"{path}: [canary]: {err}") from err
-    _check_in_experiment(f"{path}: [canary]", selection, names_of)
+    selection = {key: _selected(f"{path}: [canary]", key, name, names_of)
+                 for key, name in _exclusion(data["canary"]).items()}
     twins = tuple(replace(r, detail=catalog.DETAIL_FULL) for r in runs
                   if r.detail == catalog.DETAIL_FAST_FORWARD and r.sample == 0
                   and _matches(r, selection))
@@ -418,6 +407,18 @@ def _canary(path: Path, data: dict[str, Any], runs: Sequence[RunSpec],
         raise BadExperiment(f"{path}: [canary] ({shown}) selects no detailed run left after "
                             "[[exclude]]")
     return twins
+
+
+def _selected(where: str, key: str, name: str, names_of: dict[str, list[str]]) -> str:
+    """One name a [quick] or [canary] table gives, as the matrix spells it
+    (features in their canonical order); refused unless the matrix has it."""
+    if key == "features":
+        try:
+            name = ",".join(catalog.parse_features(name))
+        except catalog.UnknownName as err:
+            raise BadExperiment(f"{where}: {err}") from err
+    _check_in_experiment(where, {key: name}, names_of)
+    return name
 
 
 def _shown(value: str) -> str:
