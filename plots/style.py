@@ -193,6 +193,20 @@ def sweep_settings(params: str, prefix: str) -> dict[str, str]:
     return {k.removeprefix(prefix): v for k, v in pairs}
 
 
+def cost_rows(axis: plt.Axes, labels: Sequence[str], x_label: str) -> dict[str, plt.Artist]:
+    """A dot plot of costs: one row per label top to bottom, a log x axis in
+    plain numbers, vertical grid lines; returns the legend's entries, one per
+    label drawn (a series plotted on several rows appears once)."""
+    axis.set_yticks(list(range(len(labels))), list(labels), fontsize=6)
+    axis.invert_yaxis()
+    axis.set_xscale("log")
+    axis.xaxis.set_major_formatter(plt.FuncFormatter(lambda value, _: f"{value:g}"))
+    axis.xaxis.set_minor_formatter(plt.NullFormatter())
+    axis.set_xlabel(x_label)
+    axis.grid(True, axis="x", linewidth=0.4, alpha=0.5)
+    handles, names = axis.get_legend_handles_labels()
+    return dict(zip(names, handles))
+
 def add_provenance(fig: plt.Figure, frame: pd.DataFrame) -> None:
     """Name the builds behind the data in the figure's files, not in its
     picture: Folders.save writes them into the PDF's and PNG's metadata and a

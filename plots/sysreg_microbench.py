@@ -102,15 +102,8 @@ def main(folders: style.Folders) -> None:
                 axis.plot(float(entry["cycles"]), row, marker="*", markersize=7,
                           linestyle="none", color=style.HARDWARE_COLOUR,
                           label=f"published: {entry['hardware']}")
-    axis.set_yticks(list(rows), list(above.index), fontsize=6)
-    axis.invert_yaxis()
-    axis.set_xscale("log")
-    axis.xaxis.set_major_formatter(style.plt.FuncFormatter(lambda value, _: f"{value:g}"))
-    axis.xaxis.set_minor_formatter(style.plt.NullFormatter())
-    axis.set_xlabel("cycles per operation above the loop alone (log scale; 0.1: free)")
-    axis.grid(True, axis="x", linewidth=0.4, alpha=0.5)
-    handles, labels = axis.get_legend_handles_labels()
-    unique = dict(zip(labels, handles))
+    unique = style.cost_rows(axis, list(above.index),
+                             "cycles per operation above the loop alone (log scale; 0.1: free)")
     fig.legend(unique.values(), unique.keys(), loc="lower center", ncol=3, frameon=False,
                fontsize=6, bbox_to_anchor=(0.5, 1.0))
     style.add_note(fig, "gem5 core models at EL1, one run per point (test_sysreg_cost, "
