@@ -57,12 +57,8 @@ def relative(value: dict[Cell, dict[int, float]], workload: str, setting: str,
              variant: str) -> tuple[float, float, float, float]:
     """Median and interval over layout samples of the variant's ns over
     contpte-off's in the same sample."""
-    arm = value.get((workload, setting, variant, "ns_per_iteration"), {})
-    base = value.get((workload, setting, BASELINE, "ns_per_iteration"), {})
-    common = sorted(set(arm) & set(base))
-    if not common:
-        return (math.nan,) * 4
-    return style.median_interval([arm[k] / base[k] for k in common])
+    return style.paired_ratio(value.get((workload, setting, variant, "ns_per_iteration"), {}),
+                              value.get((workload, setting, BASELINE, "ns_per_iteration"), {}))
 
 
 def per_operation(value: dict[Cell, dict[int, float]], workload: str, setting: str,

@@ -54,11 +54,8 @@ def samples(frame, metric: str) -> dict[Key, dict[int, float]]:
 def relative(ns: dict[Key, dict[int, float]], nodes: int, variant: str,
              workload: str) -> tuple[float, float, float, float]:
     """Median and interval over layout samples of variant / contpte-off."""
-    arm, base = ns.get((nodes, variant, workload), {}), ns.get((nodes, BASELINE, workload), {})
-    common = sorted(set(arm) & set(base))
-    if not common:
-        return (math.nan,) * 4
-    return style.median_interval([arm[k] / base[k] for k in common])
+    return style.paired_ratio(ns.get((nodes, variant, workload), {}),
+                              ns.get((nodes, BASELINE, workload), {}))
 
 
 def median(values: dict[int, float]) -> float:

@@ -110,6 +110,15 @@ def median_interval(values: Sequence[float], level: float = 0.95
     return median, best[0], best[1], best[2]
 
 
+def paired_ratio(arm: dict[int, float], base: dict[int, float]
+                 ) -> tuple[float, float, float, float]:
+    """Median and interval over layout samples of arm / base, each sample
+    against the same sample (NaNs where the two share none)."""
+    common = sorted(set(arm) & set(base))
+    if not common:
+        return (math.nan,) * 4
+    return median_interval([arm[k] / base[k] for k in common])
+
 def provenance_note(frame: pd.DataFrame) -> str:
     """One line naming the builds that made the data."""
     builds = frame[["gem5_version", "gem5_build", "kernel_build"]].drop_duplicates()
