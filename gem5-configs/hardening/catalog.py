@@ -12,6 +12,7 @@ CORE_MODULES: dict[str, str] = {
     "neoverse-n1": "hardening.cores.neoverse_n1",
     "neoverse-v1": "hardening.cores.neoverse_v1",
     "neoverse-v2": "hardening.cores.neoverse_v2",
+    "cortex-x3": "hardening.cores.cortex_x3",
 }
 
 # Cores of the 32-bit (AArch32-only) board, hardening/board32.py, kept apart:
@@ -56,6 +57,7 @@ CORE_ARCHITECTURE: dict[str, str] = {
     "neoverse-n1": "armv8.2",  # Armv8.2-A (LLVM-PROC, ID-ALTRA)
     "neoverse-v1": "armv8.4",  # Armv8.4-A + SVE, BF16, I8MM (LLVM-PROC, ID-G3)
     "neoverse-v2": "armv9.0",  # Armv9.0-A (LLVM-PROC)
+    "cortex-x3": "armv9.0",  # Armv9.0-A (LLVM-PROC)
 }
 
 # Hardening features a run can switch on, whatever the modelled core has.

@@ -29,6 +29,7 @@ from gem5.components.memory.abstract_memory_system import AbstractMemorySystem
 from gem5.components.memory.dram_interfaces.ddr3 import DDR3_1600_8x8
 from gem5.components.memory.dram_interfaces.ddr4 import DDR4_2400_8x8
 from gem5.components.memory.dram_interfaces.ddr5 import DDR5_4400_4x8
+from gem5.components.memory.dram_interfaces.lpddr5 import LPDDR5_6400_1x16_BG_BL32
 from gem5.components.memory.memory import ChanneledMemory
 from gem5.components.memory.single_channel import SingleChannelDDR4_2400
 
@@ -97,7 +98,7 @@ def ddr4_single_channel(size: str) -> AbstractMemorySystem:
 
 
 DRAM_INTERFACES = {"DDR3-1600": DDR3_1600_8x8, "DDR4-2400": DDR4_2400_8x8,
-                   "DDR5-4400": DDR5_4400_4x8}
+                   "DDR5-4400": DDR5_4400_4x8, "LPDDR5-6400": LPDDR5_6400_1x16_BG_BL32}
 
 
 def dram(interface: str, channels: int) -> Callable[[str], AbstractMemorySystem]:
