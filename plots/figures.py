@@ -59,6 +59,7 @@ FIGURES: tuple[Figure, ...] = (
            writes=("c5_contpte_numa", "c5_contpte_numa_summary")),
     Figure("poe", ("poe",)),
     Figure("mte", ("mte",)),
+    Figure("mte_instructions", ("mte-instructions",)),
     Figure("selftests", ("poe-selftests", "mte-selftests", "hardening-selftests",
                          "kpkeys-selftests", "kasan", "kasan-boot"),
            "`<name>-qemu.csv` where QEMU ran the same tests", picture=False,

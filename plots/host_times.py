@@ -55,7 +55,7 @@ CLAIMS: tuple[ClaimEntry, ...] = (
                ("c5-contpte", "c5-contpte-sweep", "c5-contpte-numa", "c5-contpte-mix")),
     ClaimEntry("POE", "docs/results/poe.md", ("poe", "poe-selftests")),
     ClaimEntry("MTE and KASAN", "docs/results/mte.md",
-               ("mte", "mte-selftests", "kasan", "kasan-boot")),
+               ("mte", "mte-instructions", "mte-selftests", "kasan", "kasan-boot")),
     ClaimEntry("PAuth and BTI selftests", "docs/results/poe.md", ("hardening-selftests",)),
     ClaimEntry("core-model validation", "docs/results/core-validation.md",
                ("core-validation", "sysreg-microbench")),

@@ -116,7 +116,7 @@ def everything(results: Path) -> str:
     return (f"The committed results are {len(runs)} simulations, about {hours:.1f} h on "
             f"{host_times.LOCAL_CORES} cores by their own host times; a full reproduction "
             "(`make EXPERIMENTS=all`) adds gem5's and the kernels' builds and the QEMU "
-            "references (each measured in `results/host-and-build-times.md`).")
+            "references (each measured in `docs/results/host-and-build-times.md`).")
 
 
 def table(verdicts: list[Verdict], results: Path) -> str:

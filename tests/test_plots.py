@@ -189,8 +189,24 @@ def test_every_figure_fits_its_paper_width_embeds_its_fonts_and_overlaps_nothing
         assert b"/FontFile2" in pdf and b"/Type3" not in pdf, name
 
 
+@pytest.fixture
+def drawn_collisions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """What style.collisions finds in every figure a test then draws; each
+    figure is also held to the page's width."""
+    found: list[str] = []
+    save = style.Folders.save
+
+    def checked(self: style.Folders, fig: style.plt.Figure, name: str) -> list[Path]:
+        found.extend(style.collisions(fig))
+        assert fig.get_figwidth() <= style.PAGE_LIMIT_IN
+        return save(self, fig, name)
+
+    monkeypatch.setattr(style.Folders, "save", checked)
+    return found
+
+
 def test_a_sensitivity_check_draws_each_arms_effect_per_setting(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, drawn_collisions: list[str]) -> None:
     """Until its runs are committed, the sensitivity figure is held to the
     paper width and collision rules on rows of its shape."""
     from plots import sensitivity
@@ -206,17 +222,8 @@ def test_a_sensitivity_check_draws_each_arms_effect_per_setting(
             for variant, ns in (("baseline", 100.0), ("pan-per-access", 300.0),
                                 ("pan-per-access-isb", 900.0), ("pan-batched-isb", 120.0))]
     pd.DataFrame(rows).to_csv(checks / "c4-uaccess-isb.csv", index=False)
-    found: list[str] = []
-    save = style.Folders.save
-
-    def checked(self: style.Folders, fig: style.plt.Figure, name: str) -> list[Path]:
-        found.extend(style.collisions(fig))
-        assert fig.get_figwidth() <= style.PAGE_LIMIT_IN
-        return save(self, fig, name)
-
-    monkeypatch.setattr(style.Folders, "save", checked)
     sensitivity.main(style.Folders(tmp_path, tmp_path / "out"))
-    assert not found
+    assert not drawn_collisions
     table = (tmp_path / "out" / "c4_uaccess_isb.md").read_text()
     assert ("| longpath | ISB +13 cycles | 120.0 | 144.0 | 360.0 | 1,080.0 | +20.0% | +200.0% "
             "| +800.0% |") in table
@@ -245,6 +252,32 @@ def test_the_isb_check_gives_cycles_per_isb_above_the_loop(tmp_path: Path) -> No
     pd.DataFrame(rows + rows[:1]).to_csv(check, index=False)
     with pytest.raises(RuntimeError, match="two runs of"):
         sysreg_isb.main(style.Folders(tmp_path, tmp_path / "out"))
+
+
+def test_mte_instructions_nets_out_the_loop_and_sets_published_figures_beside(
+        tmp_path: Path, drawn_collisions: list[str]) -> None:
+    from plots import mte_instructions
+
+    runs = {"loop": (1.0, 0), "irg": (11.0, 16000), "stg-one": (21.0, 16000),
+            "ldr-untagged": (5.0, 0), "ldr-sync": (5.5, 0)}
+    rows = [{"experiment": "mte-instructions", "core": core, "workload": workload,
+             "metric": metric, "value": value * scale, "gem5_build": "g1", "kernel_build": "k1"}
+            for core, scale in (("cortex-x3", 1.0), ("neoverse-v2", 2.0))
+            for workload, (cycles, serializing) in runs.items()
+            for metric, value in (("cycles_per_iteration", cycles),
+                                  ("serializing_instructions", serializing),
+                                  ("iterations", 16000 / scale))]
+    pd.DataFrame(rows).to_csv(tmp_path / "mte-instructions.csv", index=False)
+    mte_instructions.main(style.Folders(tmp_path, tmp_path / "out"))
+    assert not drawn_collisions
+    table = (tmp_path / "out" / "mte_instructions.md").read_text()
+    assert ("| `irg` | latency | 10.00 | 20.00 | 1.00 |  | X3 2, A715 2, A510 3 (FINK-MSC); "
+            "V2 guide 2 (LLVM-V2) |") in table
+    assert "| `ldr-sync` | latency | 4.50 | 9.00 | 0.00 | +10.0% / +10.0% |" in table
+    assert "`loop`" not in table
+    pd.DataFrame(rows + rows[:1]).to_csv(tmp_path / "mte-instructions.csv", index=False)
+    with pytest.raises(RuntimeError, match="two runs of"):
+        mte_instructions.main(style.Folders(tmp_path, tmp_path / "out"))
 
 def test_collisions_finds_overlapping_texts_and_a_legend_over_a_bar() -> None:
     fig, axis = style.figure()
