@@ -18,126 +18,38 @@ takes a modeller's figure (GEM5-V2, G), this one takes the same and says so.
 
 from __future__ import annotations
 
-from m5.objects import (
-    ArmO3CPU,
-    BOPPrefetcher,
-    Cache,
-    ReturnAddrStack,
-    SimpleBTB,
-    StridePrefetcher,
-    TAGE_SC_L_64KB,
-)
+from m5.objects import Cache
 
-from hardening.cores.base import (
-    CoreModel,
-    dram,
-    fu_pool,
-    load_pipes,
-    load_store_pipes,
-    multi_cycle_int_pipes,
-    single_cycle_int_pipes,
-    vector_pipes,
-)
+from hardening.cores.base import CoreModel, dram
 from hardening.cores.cortex_a76 import A76_SYSREG_TIMING
-from hardening.cores.neoverse_v2 import V2_VECTOR_LATENCIES
+from hardening.cores.neoverse_v2 import NeoverseV2CPU, V2L1D, V2L1I, V2L2
 
 
-class X3BranchPredictor(TAGE_SC_L_64KB):
-    """Only relative BTB sizes are public (L1+L2 BTB 50% larger than X2's,
-    JG-ACD): the V2 model's 16K-entry BTB, an assumption."""
+class CortexX3CPU(NeoverseV2CPU):
+    """The V2 model's core (LLVM-PROC schedules the X3 with LLVM-V2), where the
+    X3's published figures agree with it: 6-wide decode (WIKI-X3), rename and
+    dispatch 8 (WIKI-X3), ROB 320 (WIKI-X3, JG-ACD), 2 branch + 4 single-cycle
+    + 2 single/multi-cycle integer pipes and LS LS LD load/store pipes
+    (JG-ACD), a 32-entry return stack (JG-ACD), a 48-entry L1 data TLB
+    (JG-ACD). Not published for the X3 and taken from the V2 model
+    (assumptions): fetch buffer and queue, retire width, issue queue, load and
+    store queues, register files (GEM5-V2, G), the BTB (only relative sizes
+    are public: L1+L2 BTB 50% larger than X2's, JG-ACD), the L1 instruction
+    and L2 TLBs. 15 execution ports (WIKI-X3); gem5 v24's O3 allows 12."""
 
-    btb = SimpleBTB(numEntries=16384, tagBits=18)
-    ras = ReturnAddrStack(numEntries=32)  # 32 entries, twice X2's (JG-ACD)
-
-
-class CortexX3CPU(ArmO3CPU):
-    fetchWidth = 6  # 6-wide decode (WIKI-X3, JG-ACD); no published fetch width
-    fetchBufferSize = 32  # as the V2 model (assumption)
-    fetchQueueSize = 32  # as the V2 model (assumption)
-    decodeWidth = 6  # WIKI-X3
-    renameWidth = 8  # rename/dispatch 8 (WIKI-X3)
-    dispatchWidth = 8
-    # 15 execution ports (WIKI-X3); gem5 v24's O3 allows at most 12.
-    issueWidth = 12
-    wbWidth = 12
-    commitWidth = 8  # not published: the V2's 8 (assumption)
-    squashWidth = 8
-    numROBEntries = 320  # 320, from X2's 288 (WIKI-X3, JG-ACD)
-    numIQEntries = 192  # not published: the V2 model's sum (GEM5-V2, G)
-    LQEntries = 175  # not published: the V2 model's (GEM5-V2, G)
-    SQEntries = 80  # same
-    numPhysIntRegs = 213  # same
-    numPhysFloatRegs = 188  # same
-    numPhysVecRegs = 188
     # Mispredict penalty 11 cycles from the I-cache, 9 from the macro-op cache
     # (JG-ACD); gem5 has no macro-op cache, so the I-cache path's 11, with the
-    # A76 model's stage delays, which give its 11.
-    fetchToDecodeDelay = 2
+    # A76 model's stage delays, which give its 11 (the V2 model's give 10).
     decodeToRenameDelay = 2
-    renameToIEWDelay = 2
-    issueToExecuteDelay = 1
-    iewToCommitDelay = 1
-    # 2 branch + 4 single-cycle, 2 single/multi-cycle integer (JG-ACD; MUL 2,
-    # DIV 12 as LLVM-V2); 4 vector pipes and the V2 latencies (LLVM-PROC
-    # schedules the X3 with LLVM-V2); 2 load/store + 1 load pipes (JG-ACD).
-    fuPool = fu_pool(
-        single_cycle_int_pipes(6),
-        multi_cycle_int_pipes(2, mul_latency=2, div_latency=12),
-        vector_pipes(4, V2_VECTOR_LATENCIES),
-        load_store_pipes(2),
-        load_pipes(1),
-    )
-    branchPred = X3BranchPredictor()
-
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)
-        self.mmu.dtb.size = 48  # 48-entry L1 data TLB (JG-ACD)
-        self.mmu.itb.size = 48  # not published: as the data TLB (assumption)
-        self.mmu.l2_shared.size = 2048  # not published: the V2's (assumption)
 
 
-class X3L1I(Cache):
-    """64 KB, 4-way (WC-X3)."""
-
-    size = "64KiB"
-    assoc = 4
-    tag_latency = 1
-    data_latency = 1
-    response_latency = 1
-    mshrs = 16
-    tgts_per_mshr = 16
-    writeback_clean = True
-
-
-class X3L1D(Cache):
-    """64 KB, 4-way (WC-X3); 4-cycle load-to-use (LLVM-V2, the X3's model)."""
-
-    size = "64KiB"
-    assoc = 4
-    tag_latency = 3
-    data_latency = 3
-    response_latency = 1
-    mshrs = 24  # not published: as the V2 model (assumption)
-    tgts_per_mshr = 16
-    writeback_clean = False
-    prefetcher = StridePrefetcher(degree=4)  # X3 adds spatial and pointer engines (JG-ACD)
-
-
-class X3L2(Cache):
+class X3L2(V2L2):
     """Up to 1 MB private L2 (WC-X3; Tensor G3's size is not published: the
-    largest, an assumption); latency not published: the V2 model's 10 cycles
-    load-to-use (an assumption)."""
+    largest, an assumption); associativity, latency (10 cycles load-to-use)
+    and prefetcher as the V2 model's (assumptions)."""
 
     size = "1MiB"
-    assoc = 8  # not published (assumption)
-    tag_latency = 3
-    data_latency = 3
-    response_latency = 2
     mshrs = 64  # not published (assumption)
-    tgts_per_mshr = 16
-    clusivity = "mostly_incl"
-    writeback_clean = False
-    prefetcher = BOPPrefetcher()
 
 
 class TensorG3L3(Cache):
@@ -166,8 +78,8 @@ MODEL = CoreModel(
     # published; the model's "mte" switch gives MTE, MTE2 and MTE3. POE no.
     native_features=frozenset({"pan", "pac", "fpac", "bti", "mte"}),
     make_cpu=lambda cpu_id: CortexX3CPU(cpu_id=cpu_id),
-    make_l1i=X3L1I,
-    make_l1d=X3L1D,
+    make_l1i=V2L1I,  # 64 KB 4-way L1s (WC-X3) with a 4-cycle load-to-use (LLVM-V2), as V2's
+    make_l1d=V2L1D,
     make_l2=X3L2,
     make_l3=TensorG3L3,
     # LPDDR5X (the data rate and channel count are not published): gem5's
