@@ -17,7 +17,7 @@ import pandas as pd
 
 from plots import style
 
-CORES = ("cortex-a75", "cortex-a76", "neoverse-n1", "neoverse-v1", "neoverse-v2")
+CORES = ("cortex-a75", "cortex-a76", "neoverse-n1", "neoverse-v1", "neoverse-v2", "cortex-x3")
 CHASE_PREFIX = "chase-"
 SIZE_UNITS = {"KiB": 1 << 10, "MiB": 1 << 20}
 TARGET_ERROR = 0.20
@@ -138,7 +138,7 @@ def main(folders: style.Folders) -> None:
     cycles = per_op(frame, "cycles_per_iteration").reset_index()
     chases = cycles[cycles["workload"].str.startswith(CHASE_PREFIX)].copy()
     chases["size"] = chases["workload"].map(size_of)
-    markers = ("o", "s", "^", "D", "v")
+    markers = ("o", "s", "^", "D", "v", "P")
     for i, core in enumerate(CORES):
         points = chases[chases["core"] == core].sort_values("size")
         if points.empty:
