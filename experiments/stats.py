@@ -121,6 +121,10 @@ COUNTERS: tuple[Counter, ...] = (
     # everything younger after it instead.
     Counter("serializing_instructions", "count", CORES, r"rename\.serializing"),
     Counter("serialize_stall_cycles", "cycles", CORES, r"rename\.serializeStallCycles"),
+    # Instructions that issue only once they reach the head of the ROB
+    # (IsNonSpeculative: MTE tag stores, some system instructions), as
+    # dispatched; each costs a round trip from commit back to issue.
+    Counter("nonspeculative_instructions", "count", CORES, r"iew\.dispNonSpecInsts"),
     # Cache lines fetch read: more lines for the same instructions is code
     # placement (a loop straddling a line), not work.
     Counter("fetched_lines", "count", CORES, r"fetch\.cacheLines"),

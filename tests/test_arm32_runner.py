@@ -176,6 +176,7 @@ def _dump(ticks: int, cycles: int, insts: int) -> str:
         "board.processor.cores.core.branchPred.condIncorrect 6",
         "board.processor.cores.core.rename.serializing 28",
         "board.processor.cores.core.rename.serializeStallCycles 350",
+        "board.processor.cores.core.iew.dispNonSpecInsts 3",
         "board.processor.cores.core.fetch.cacheLines 234",
         "board.cache_hierarchy.l1d.tags.tagAccesses 208",
         "board.cache_hierarchy.l1i.tags.tagAccesses 468",

@@ -109,6 +109,7 @@ board.cache_hierarchy.l2.overallMisses::total        4
 board.processor.cores.core.branchPred.condIncorrect  7
 board.processor.cores.core.rename.serializing        40
 board.processor.cores.core.rename.serializeStallCycles  900
+board.processor.cores.core.iew.dispNonSpecInsts        2
 board.processor.cores.core.fetch.cacheLines           1500
 board.processor.cores.core.mmu.dtb.readMisses        2
 board.processor.cores.core.mmu.dtb.writeMisses       1

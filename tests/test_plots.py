@@ -258,22 +258,24 @@ def test_mte_instructions_nets_out_the_loop_and_sets_published_figures_beside(
         tmp_path: Path, drawn_collisions: list[str]) -> None:
     from plots import mte_instructions
 
-    runs = {"loop": (1.0, 0), "irg": (11.0, 16000), "stg-one": (21.0, 16000),
-            "ldr-untagged": (5.0, 0), "ldr-sync": (5.5, 0)}
+    runs = {"loop": (1.0, 0, 0), "irg": (11.0, 16000, 0), "stg-one": (21.0, 0, 16000),
+            "ldr-untagged": (5.0, 0, 0), "ldr-sync": (5.5, 0, 0)}
     rows = [{"experiment": "mte-instructions", "core": core, "workload": workload,
              "metric": metric, "value": value * scale, "gem5_build": "g1", "kernel_build": "k1"}
             for core, scale in (("cortex-x3", 1.0), ("neoverse-v2", 2.0))
-            for workload, (cycles, serializing) in runs.items()
+            for workload, (cycles, serializing, at_head) in runs.items()
             for metric, value in (("cycles_per_iteration", cycles),
                                   ("serializing_instructions", serializing),
+                                  ("nonspeculative_instructions", at_head),
                                   ("iterations", 16000 / scale))]
     pd.DataFrame(rows).to_csv(tmp_path / "mte-instructions.csv", index=False)
     mte_instructions.main(style.Folders(tmp_path, tmp_path / "out"))
     assert not drawn_collisions
     table = (tmp_path / "out" / "mte_instructions.md").read_text()
-    assert ("| `irg` | latency | 10.00 | 20.00 | 1.00 |  | X3 2, A715 2, A510 3 (FINK-MSC); "
+    assert ("| `irg` | latency | 10.00 | 20.00 | 1.00 / 0.00 |  | X3 2, A715 2, A510 3 (FINK-MSC); "
             "V2 guide 2 (LLVM-V2) |") in table
-    assert "| `ldr-sync` | latency | 4.50 | 9.00 | 0.00 | +10.0% / +10.0% |" in table
+    assert "| `ldr-sync` | latency | 4.50 | 9.00 | 0.00 / 0.00 | +10.0% / +10.0% |" in table
+    assert "| `stg-one` | throughput | 20.00 | 40.00 | 0.00 / 1.00 |" in table
     assert "`loop`" not in table
     pd.DataFrame(rows + rows[:1]).to_csv(tmp_path / "mte-instructions.csv", index=False)
     with pytest.raises(RuntimeError, match="two runs of"):

@@ -48,6 +48,7 @@ def stats_text(seed: int, with_l2: bool, fast_forward: bool = False) -> str:
         f"board.processor.{cores}.core.branchPred.condIncorrect 10",
         f"board.processor.{cores}.core.rename.serializing 120",
         f"board.processor.{cores}.core.rename.serializeStallCycles 3000",
+        f"board.processor.{cores}.core.iew.dispNonSpecInsts 6",
         f"board.processor.{cores}.core.fetch.cacheLines 9000",
         # l1d misses are absent (zero), as gem5 leaves out nozero counters.
         "board.cache_hierarchy.l1d.overallHits::total 4000",
