@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import json
+import re
 from pathlib import Path
 
 M5OUT = "m5out"
@@ -58,3 +59,17 @@ def tail(path: Path, lines: int = TAIL_LINES) -> str:
     if not path.is_file():
         return f"({path.name} was not written)"
     return "\n".join(collections.deque(path.read_text(errors="replace").splitlines(), lines))
+
+
+# How gem5 says why it stopped: panic(), fatal() and failed C++ assertions.
+GEM5_ERROR = re.compile(r"\b(?:panic|fatal): |Assertion .* failed")
+
+
+def gem5_errors(path: Path, lines: int = 3) -> str:
+    """The first lines of gem5's standard error that say why it stopped (a
+    crash's backtrace fills the tail), or nothing."""
+    if not path.is_file():
+        return ""
+    found = [line for line in path.read_text(errors="replace").splitlines()
+             if GEM5_ERROR.search(line)]
+    return "\n".join(found[:lines])

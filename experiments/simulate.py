@@ -206,10 +206,12 @@ class Gem5Runner:
             raise Cancelled(simulation.label)
         if code != 0:
             meaning = GEM5_EXIT_MEANING.get(code, "gem5 itself failed")
+            errors = raw_outputs.gem5_errors(out / raw_outputs.SIMERR)
             raise SimulationFailed(
                 f"{simulation.label}: gem5 exited with status {code} ({meaning}) after "
                 f"{seconds:.0f} s.\n"
-                f"--- gem5 stderr (tail) ---\n{tail(out / raw_outputs.SIMERR, 15)}\n"
+                + (f"--- gem5's error ---\n{errors}\n" if errors else "")
+                + f"--- gem5 stderr (tail) ---\n{tail(out / raw_outputs.SIMERR, 15)}\n"
                 f"--- guest console (tail) ---\n{tail(raw_outputs.console(out))}")
         if observer is not None:
             observer.finished(out)

@@ -20,7 +20,7 @@ import pytest
 from support import fake_builds
 
 from builders import cache, patches
-from experiments import collect, gem5_commands, runner, simulate, spec, stats
+from experiments import collect, gem5_commands, raw_outputs, runner, simulate, spec, stats
 
 PROBE = """
 name = "probe"
@@ -618,3 +618,21 @@ def test_a_canary_must_select_a_fast_forward_run(tmp_path: Path) -> None:
     # Layout samples: the canary is sample 0's twin only, whatever the count.
     assert [r.sample for r in spec.with_samples(experiment, 3).canary] == [0]
     assert not spec.only_cpu(experiment, "atomic").canary
+
+
+def test_a_crash_is_reported_by_gem5s_own_words_not_only_its_backtrace(tmp_path: Path) -> None:
+    simerr = tmp_path / "simerr.txt"
+    backtrace = [f"/lib/libpython3.11.so.1.0(+0x{i:x})[0x7f49d3b0a7d3]" for i in range(20)]
+    simerr.write_text("\n".join([
+        "warn: something harmless",
+        "gem5.opt: src/cpu/o3/dep_graph.hh:230: void remove(): Assertion `curr != NULL' failed.",
+        "Program aborted at tick 110864657034",
+        *backtrace]) + "\n")
+    assert raw_outputs.gem5_errors(simerr) == (
+        "gem5.opt: src/cpu/o3/dep_graph.hh:230: void remove(): Assertion `curr != NULL' failed.")
+    assert "Assertion" not in raw_outputs.tail(simerr, 15)
+    simerr.write_text("src/arch/arm/mmu.cc:100: panic: no such thing\n")
+    assert raw_outputs.gem5_errors(simerr) == "src/arch/arm/mmu.cc:100: panic: no such thing"
+    simerr.write_text("\n".join(backtrace))
+    assert raw_outputs.gem5_errors(simerr) == ""
+    assert raw_outputs.gem5_errors(tmp_path / "absent.txt") == ""
