@@ -60,6 +60,7 @@ FIGURES: tuple[Figure, ...] = (
     Figure("poe", ("poe",)),
     Figure("mte", ("mte",)),
     Figure("mte_instructions", ("mte-instructions",)),
+    Figure("mte_workloads", ("mte-workloads",)),
     Figure("selftests", ("poe-selftests", "mte-selftests", "hardening-selftests",
                          "kpkeys-selftests", "kasan", "kasan-boot"),
            "`<name>-qemu.csv` where QEMU ran the same tests", picture=False,

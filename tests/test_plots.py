@@ -356,3 +356,31 @@ def test_a_register_entry_with_an_unknown_key_fails_naming_the_valid_ones(
                        'used_by = "x"\nrule = "y"\nsource = "ARM-SYNC"\n')
     with pytest.raises(ValueError, match=r"unknown key\(s\) \['read'\]; valid: .*'reads'"):
         sysreg_registers.registers(listing)
+
+
+def test_mte_workloads_pairs_each_mode_with_its_own_sample_of_the_baseline(
+        tmp_path: Path, drawn_collisions: list[str]) -> None:
+    from plots import mte_workloads
+
+    # ns per operation: sample 1's layout is slower in every mode alike.
+    base = {"access": 10.0, "churn": 20.0, "kv": 5.0, "memset": 2.0}
+    extra = {"untagged": 0.0, "none": 0.10, "sync": 0.12, "async": 0.11, "asymm": 0.12}
+    rows = [{"experiment": "mte-workloads", "core": "cortex-x3", "workload": f"{p}-{m}",
+             "sample": sample, "metric": metric, "value": value,
+             "gem5_build": "g1", "kernel_build": "k1"}
+            for p, ns in base.items() for m, share in extra.items() for sample in (0, 1)
+            for metric, value in (("ns_per_iteration", ns * (1 + share) * (1 + sample)),
+                                  ("iterations", 1000.0),
+                                  ("instructions", 1000.0 * (100 + 10 * share)),
+                                  ("serializing_instructions", 0.0),
+                                  ("serialize_stall_cycles", 0.0),
+                                  ("l1d_misses", 50.0),
+                                  ("tag_checked_misses", 0.0))]
+    pd.DataFrame(rows).to_csv(tmp_path / "mte-workloads.csv", index=False)
+    mte_workloads.main(style.Folders(tmp_path, tmp_path / "out"))
+    assert not drawn_collisions
+    table = (tmp_path / "out" / "mte_workloads.md").read_text()
+    # Paired by sample, so the layouts' 2x cancels: exactly +10% / +12% / +1.82%.
+    assert "| churn | untagged | +10.00% [+10.00, +10.00] | +12.00% [+12.00, +12.00] |" in table
+    assert "| churn | none | | +1.82% [+1.82, +1.82] |" in table
+    assert "| Cortex-X3 | sync | +11.5% | FINK-MSC |" in table
