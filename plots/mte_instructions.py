@@ -80,10 +80,13 @@ def published_rows() -> dict[str, list[dict[str, object]]]:
 
 
 def public_text(entries: list[dict[str, object]]) -> str:
-    """Each source's figures in cycles by short name: "X3 2, A715 2 (FINK-MSC)"."""
+    """Each source's figures in cycles by short name: "X3 2, A715 2 (FINK-MSC)"; a figure
+    the model was built from (role "input") says so, as it checks nothing."""
     by_source: dict[str, list[str]] = {}
     for e in entries:
-        by_source.setdefault(str(e["source"]), []).append(f"{e['label']} {float(e['cycles']):g}")
+        marked = ", the model's input" if e.get("role") == "input" else ""
+        by_source.setdefault(str(e["source"]), []).append(
+            f"{e['label']} {float(e['cycles']):g}{marked}")
     return "; ".join(f"{', '.join(v)} ({k})" for k, v in by_source.items()) or "—"
 
 

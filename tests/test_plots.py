@@ -273,7 +273,7 @@ def test_mte_instructions_nets_out_the_loop_and_sets_published_figures_beside(
     assert not drawn_collisions
     table = (tmp_path / "out" / "mte_instructions.md").read_text()
     assert ("| `irg` | latency | 10.00 | 20.00 | 1.00 / 0.00 |  | X3 2, A715 2, A510 3 (FINK-MSC); "
-            "V2 guide 2 (LLVM-V2) |") in table
+            "V2 guide 2, the model's input (LLVM-V2) |") in table
     assert "| `ldr-sync` | latency | 4.50 | 9.00 | 0.00 / 0.00 | +10.0% / +10.0% |" in table
     assert "| `stg-one` | throughput | 20.00 | 40.00 | 0.00 / 1.00 |" in table
     assert "`loop`" not in table
