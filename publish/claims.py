@@ -39,7 +39,7 @@ AGGREGATES = ("one", "median", "sum", "count")
 # is not read as three.
 NUMBER_WORDS: dict[str, float] = {
     "three quarters": 0.75, "none": 0, "no": 0, "one": 1, "both": 2, "two": 2, "three": 3,
-    "four": 4,
+    "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
 }
 DIGITS = re.compile(r"(?<![\w.])[-−]?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d])"
                     r"|(?<![\w.])[-−]?\d+(?:\.\d+)?(?![\d])")
