@@ -114,7 +114,10 @@ endif
 # experiments/tolerances.toml where they are not; exit 1 naming what moved.
 # Only the experiments of this make are compared (EXPERIMENTS, or the quick set).
 COMMITTED_REFERENCE = out/committed
+# First, the docs' claims the runs measure again, committed beside re-made
+# ($(FIGURES_DIR)/remade.md).
 compare: experiments committed-reference
+	@$(PY) -m publish.remade $(COMMITTED_REFERENCE)/results $(RESULTS_DIR) --out $(FIGURES_DIR)/remade.md
 	@$(PY) -m experiments compare $(COMMITTED_REFERENCE)/results $(RESULTS_DIR) \
 		$(if $(filter all,$(EXPERIMENTS)),,$(if $(EXPERIMENTS),$(EXPERIMENTS),--quick))
 

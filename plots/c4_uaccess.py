@@ -157,6 +157,8 @@ def main(folders: style.Folders) -> None:
     ns = per_operation(frame, "ns_per_iteration")
     insts = per_operation(frame, "instructions_per_iteration")
     cores = [c for c in CORES if any(k[0] == c for k in ns)]
+    style.require_cells(ns, ((c, v, w) for c in cores for v in (BASELINE, *VARIANTS)
+                             for w in WORKLOADS))
 
     style.apply()
     fig, axes = style.plt.subplots(1, len(cores) + 1, figsize=(style.FULL_WIDTH_IN, 2.6),

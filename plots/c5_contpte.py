@@ -78,6 +78,8 @@ def main(folders: style.Folders) -> None:
     frame = folders.load("c5-contpte")
     frame = frame.assign(params=frame["params"].fillna(""))
     value, settings = per_sample(frame)
+    style.require_cells(value, ((w, s, v, "ns_per_iteration")
+                                for w in WORKLOADS for s in settings for v in VARIANTS))
     sample_count = max(len(v) for v in value.values())
     samples_said = ("one layout sample per run" if sample_count == 1 else
                     f"medians of {sample_count} layout samples per run, the relative cost's "

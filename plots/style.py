@@ -9,7 +9,7 @@ import json
 import math
 import statistics
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,6 +118,15 @@ def paired_ratio(arm: dict[int, float], base: dict[int, float]
     if not common:
         return (math.nan,) * 4
     return median_interval([arm[k] / base[k] for k in common])
+
+def require_cells(found: Collection[object], needed: Iterable[object]) -> None:
+    """KeyError naming the first needed cell the results lack: results that
+    hold part of an experiment (its quick runs, a run stopped half-way) are
+    skipped by plots.all instead of drawn with empty bars."""
+    for cell in needed:
+        if cell not in found:
+            raise KeyError(cell)
+
 
 def provenance_note(frame: pd.DataFrame) -> str:
     """One line naming the builds that made the data."""

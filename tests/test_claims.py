@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from publish import claims
@@ -181,3 +182,31 @@ def test_a_verdict_naming_no_claim_fails_in_one_line(tmp_path: Path) -> None:
     bad.write_text(bad.read_text().replace('claim = "C1"', 'claim = "C9"'))
     with pytest.raises(verdicts.BadVerdict, match="valid: C1"):
         verdicts.read(bad)
+
+
+def test_a_rerun_of_some_runs_is_set_beside_the_same_runs_of_the_record(
+        repo_root: Path, tmp_path: Path) -> None:
+    """publish.remade: a re-run holding layout sample 0 of two C2 arms re-measures
+    the fork claim against the record's sample 0 (not its median over three),
+    and a moved value shows as moved."""
+    from publish import remade
+    committed = pd.read_csv(repo_root / "results" / "c2-kpkeys.csv", keep_default_na=False,
+                            dtype=str)
+    chosen = committed[(committed["sample"] == "0") & (committed["workload"] == "fork-4k")
+                       & (committed["features"] == "pac+pan+poe")
+                       & committed["variant"].isin(["kpkeys-base", "kpkeys-pgtables"])]
+    rerun = tmp_path / "rerun"
+    rerun.mkdir()
+    chosen.to_csv(rerun / "c2-kpkeys.csv", index=False)
+    found = {r.claim.id: r for r in remade.remade(repo_root / "results", rerun)}
+    fork = found["c2-fork-unbatched"]
+    assert fork.remade == fork.committed and fork.committed != fork.claim.value
+    assert "c2-fork-batched-layout1" not in found  # its runs are not in the re-run
+    moved = chosen.copy()
+    on = (moved["variant"] == "kpkeys-pgtables") & (moved["metric"] == "ns_per_iteration")
+    moved.loc[on, "value"] = str(float(moved.loc[on, "value"].iloc[0]) * 1.1)
+    moved.to_csv(rerun / "c2-kpkeys.csv", index=False)
+    fork = {r.claim.id: r for r in remade.remade(repo_root / "results", rerun)}[
+        "c2-fork-unbatched"]
+    assert fork.remade > fork.committed
+    assert "c2-fork-unbatched" in remade.table([fork]) and "%" in remade.table([fork])
