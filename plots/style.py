@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
+import matplotlib.legend
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -48,6 +49,10 @@ COLUMN_WIDTH_IN = 3.35  # one column of a two-column ACM/IEEE paper
 FULL_WIDTH_IN = 7.0
 # The widest a saved picture may be: a column, or the page across both.
 COLUMN_LIMIT_IN, PAGE_LIMIT_IN = 3.5, 7.0
+# Between two panels stacked for a column: room for tick labels and a title.
+PANEL_GAP_IN = 0.7
+# Left free at either side of a re-laid figure's drawing.
+PANEL_SIDE_IN = 0.02
 
 
 def apply() -> None:
@@ -270,9 +275,11 @@ class Folders:
         return path
 
     def save(self, fig: plt.Figure, name: str) -> list[Path]:
-        """The figure as PDF and PNG, each with the builds behind it in its
-        metadata, and those builds as ``<name>.provenance.json``; each file
-        written whole or not at all."""
+        """The figure as PDF and PNG at the width it was drawn for, as
+        ``<name>.column.pdf`` or ``<name>.page.pdf`` at the other paper width
+        (for_other_width), each with the builds behind it in its metadata, and
+        those builds as ``<name>.provenance.json``; each file written whole or
+        not at all."""
         self.out.mkdir(parents=True, exist_ok=True)
         builds = getattr(fig, PROVENANCE_ATTRIBUTE, {})
         summary = json.dumps(builds, sort_keys=True)
@@ -286,6 +293,12 @@ class Folders:
             fig.savefig(partial, metadata=metadata)
             partial.rename(path)
             written.append(path)
+        # The other paper width, for the PDF only (the PNG is the README's).
+        other = self.out / f"{name}.{for_other_width(fig)}.pdf"
+        partial = other.with_name(f".{other.stem}.partial.pdf")
+        fig.savefig(partial, metadata={"CreationDate": None, "Subject": summary})
+        partial.rename(other)
+        written.append(other)
         sidecar = self.out / f"{name}.provenance.json"
         partial = sidecar.with_name(f".{name}.partial.provenance.json")
         partial.write_text(json.dumps({"figure": name, "builds": builds}, indent=2,
@@ -301,6 +314,169 @@ class Folders:
             print(shown(path))
         if table is not None:
             print(shown(self.save_table(name, table)))
+
+
+def _two_lines(text: str) -> str:
+    words = text.split(" ")
+    half = (len(words) + 1) // 2
+    return " ".join(words[:half]) + "\n" + " ".join(words[half:])
+
+
+def _fit_category_labels(fig: plt.Figure, axes: plt.Axes) -> None:
+    """Category labels under a narrowed panel that run into each other: one
+    word a line, then turned upright if that is not enough; an axis title
+    wider than the panel on two lines."""
+    label = axes.xaxis.label
+    fig.canvas.draw()
+    words = label.get_text().split(" ")
+    if len(words) > 1 and label.get_window_extent().width > axes.get_window_extent().width:
+        # An axis title wider than its narrowed panel: two lines.
+        label.set_text(_two_lines(label.get_text()))
+
+    def crowded() -> bool:
+        fig.canvas.draw()
+        boxes = [label.get_window_extent() for label in axes.get_xticklabels()
+                 if label.get_visible() and label.get_text().strip()]
+        return any(a.x1 > b.x0 and b.x1 > a.x0 and a.y1 > b.y0 and b.y1 > a.y0
+                   for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+    if not crowded():
+        return
+    ticks = axes.get_xticks()
+    labels = [label.get_text() for label in axes.get_xticklabels()]
+    axes.set_xticks(ticks, [label.replace(" ", "\n") for label in labels])
+    if crowded():
+        axes.set_xticks(ticks, [" ".join(label.split()) for label in labels], rotation=90)
+
+
+def for_other_width(fig: plt.Figure) -> str:
+    """Re-lay a figure drawn for one paper width out for the other, in place,
+    and name the width it now has: a column's figure widened to the page
+    ("page"), a page-wide figure's panels stacked in one column ("column").
+    Stacked, each panel keeps its height, the margins and the notes under the
+    panels keep their distances in inches, a figure legend gets at most two
+    columns (one if two are wider than the column), and what would stick out
+    at the sides (titles, axis labels, crowded category labels, panel legends
+    over bars) is wrapped, turned or moved; the panels then fill the width."""
+    width, height = fig.get_size_inches()
+    if width <= COLUMN_LIMIT_IN:
+        fig.set_size_inches(FULL_WIDTH_IN, height)
+        return "page"
+    from matplotlib.transforms import ScaledTranslation
+
+    panels = [axes for axes in fig.axes if axes.get_subplotspec() is not None]
+    fig.canvas.draw()
+
+    def foot_in() -> float:
+        return min(axes.get_tightbbox().y0 for axes in panels) / fig.dpi
+
+    # What hangs under the panels (notes, figure legends), top to bottom, each
+    # with the gap above it.
+    under = sorted((item for item in (*fig.texts, *fig.legends)
+                    if item.get_window_extent().y1 / fig.dpi < foot_in()),
+                   key=lambda item: -item.get_window_extent().y1)
+    gaps, edge = [], foot_in()
+    for item in under:
+        box = item.get_window_extent()
+        gaps.append(edge - box.y1 / fig.dpi)
+        edge = box.y0 / fig.dpi
+    for legend in fig.legends:
+        _repack(legend, min(legend._ncols, 2))
+        fig.canvas.draw()
+        if legend.get_window_extent().width / fig.dpi > COLUMN_WIDTH_IN:
+            _repack(legend, 1)
+    fig.canvas.draw()
+    # A legend across the top sat between panels side by side; over stacked
+    # panels it needs a band of its own above the first title.
+    on_top = [legend for legend in fig.legends
+              if legend.get_bbox_to_anchor().transformed(fig.transFigure.inverted()).y1 > 0.9]
+    band = max(((1 - legend.get_window_extent().transformed(fig.transFigure.inverted()).y0)
+                * height for legend in on_top), default=0.0)
+    stacked = None
+    if len(panels) > 1:
+        grid = panels[0].get_subplotspec().get_gridspec()
+        top = grid.top if grid.top is not None else fig.subplotpars.top
+        bottom = grid.bottom if grid.bottom is not None else fig.subplotpars.bottom
+        panel, gap = (top - bottom) * height, PANEL_GAP_IN
+        above, below = (1 - top) * height + band, bottom * height
+        new_height = above + below + len(panels) * panel + (len(panels) - 1) * gap
+        stacked = fig.add_gridspec(len(panels), 1, top=1 - above / new_height,
+                                   bottom=below / new_height, hspace=gap / panel)
+        for row, axes in enumerate(panels):
+            axes.set_subplotspec(stacked[row])
+            # A panel that shared its left neighbour's y axis now stands alone.
+            axes.tick_params(labelleft=True)
+    else:
+        new_height = height * 1.3
+    fig.set_size_inches(COLUMN_WIDTH_IN, new_height)
+    fig.canvas.draw()
+    for axes in panels:
+        for title in (axes.title, axes._left_title):
+            if title.get_text() and title.get_window_extent().width > fig.bbox.width * 0.8:
+                title.set_text(_two_lines(title.get_text()))
+        _fit_category_labels(fig, axes)
+    _fill_width(fig, stacked)
+    for axes in panels:
+        legend = axes.get_legend()
+        if legend is not None and _over_bars(fig, axes):
+            legend.set_loc("best")  # matplotlib's emptiest corner
+        if legend is not None and _over_bars(fig, axes):
+            # No corner is free: under the panel, anchored to it so that a
+            # layout engine moving the panel moves the legend too.
+            fig.canvas.draw()
+            depth = (axes.get_window_extent().y0 - axes.xaxis.get_tightbbox().y0) / fig.dpi
+            legend.set_loc("upper center")
+            legend.set_bbox_to_anchor((0.5, 0), transform=axes.transAxes + ScaledTranslation(
+                0, -(depth + 0.05), fig.dpi_scale_trans))
+    edge = (fig.canvas.draw(), foot_in())[1]
+    for item, gap in zip(under, gaps):
+        top = (edge - gap) / new_height
+        if isinstance(item, matplotlib.legend.Legend):
+            item.set_loc("upper center")
+            item.set_bbox_to_anchor((0.5, top), transform=fig.transFigure)
+        else:
+            item.set_verticalalignment("top")
+            item.set_y(top)
+        fig.canvas.draw()
+        edge = item.get_window_extent().y0 / fig.dpi
+    return "column"
+
+
+def _repack(legend: plt.Artist, columns: int) -> None:
+    """The legend's entries in ``columns`` columns (matplotlib packs a
+    legend's box once, when it is made)."""
+    legend._ncols = columns
+    legend._init_legend_box(legend.legend_handles, [t.get_text() for t in legend.texts],
+                            markerfirst=True)
+    legend._set_loc(legend._loc)  # the new box's place, as the legend's own
+
+
+def _over_bars(fig: plt.Figure, axes: plt.Axes) -> bool:
+    name = repr(axes.get_title(loc="left") or axes.get_title())
+    return f"legend over a bar of {name}" in collisions(fig)
+
+
+def _fill_width(fig: plt.Figure, stacked: object) -> None:
+    """Move the panels' left and right edges so that what is drawn, labels
+    included, spans the figure's width and no more (a layout engine, where the
+    figure has one, does this itself)."""
+    if fig.get_layout_engine() is not None:
+        return
+    for _ in range(3):  # a label that wraps moves the edges it was measured at
+        fig.canvas.draw()
+        drawn = fig.get_tightbbox()
+        width = fig.get_figwidth()
+        params = stacked if stacked is not None else fig.subplotpars
+        left = params.left if params.left is not None else fig.subplotpars.left
+        right = params.right if params.right is not None else fig.subplotpars.right
+        new_left = left - (drawn.x0 - PANEL_SIDE_IN) / width
+        new_right = right + (width - PANEL_SIDE_IN - drawn.x1) / width
+        if new_right - new_left < 0.3:
+            return
+        if stacked is not None:
+            stacked.update(left=new_left, right=new_right)
+        else:
+            fig.subplots_adjust(left=new_left, right=new_right)
 
 
 COMMITTED = Folders(RESULTS, OUT)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -163,30 +164,47 @@ def test_the_committed_figures_are_what_the_committed_results_draw(tmp_path: Pat
 
 def test_every_figure_fits_its_paper_width_embeds_its_fonts_and_overlaps_nothing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Drawn for a column (3.5 in) or a page (7 in) of a two-column paper, the
-    saved picture no wider; TrueType fonts embedded in the PDF (no Type 3);
-    no text over another, no legend over a text or bar."""
+    """Drawn for a column (3.5 in) or a page (7 in) of a two-column paper, and
+    re-laid for the other width (``<name>.column.pdf`` or ``<name>.page.pdf``),
+    each saved picture no wider than its width; TrueType fonts embedded in
+    every PDF (no Type 3); no text over another, no legend over a text or bar,
+    at either width."""
     from PIL import Image
 
     found: dict[str, list[str]] = {}
     widths: dict[str, float] = {}
-    save = style.Folders.save
+    save, relay = style.Folders.save, style.for_other_width
 
     def checked(self: style.Folders, fig: style.plt.Figure, name: str) -> list[Path]:
         found[name] = style.collisions(fig)
         widths[name] = fig.get_figwidth()
+        fig.hardening_name = name
         return save(self, fig, name)
 
+    def relaid(fig: style.plt.Figure) -> str:
+        width = relay(fig)
+        found[f"{fig.hardening_name}.{width}"] = style.collisions(fig)
+        return width
+
     monkeypatch.setattr(style.Folders, "save", checked)
+    monkeypatch.setattr(style, "for_other_width", relaid)
     assert all_figures.main(["--results", str(style.RESULTS), "--out", str(tmp_path)]) == 0
-    assert found
+    assert found and len(found) == 2 * len(widths)
     assert not {name: c for name, c in found.items() if c}
     for name, declared in widths.items():
-        limit = style.COLUMN_LIMIT_IN if declared <= style.COLUMN_LIMIT_IN else style.PAGE_LIMIT_IN
+        column = declared <= style.COLUMN_LIMIT_IN
+        limit = style.COLUMN_LIMIT_IN if column else style.PAGE_LIMIT_IN
         picture = Image.open(tmp_path / f"{name}.png")
         assert picture.size[0] / picture.info["dpi"][0] <= limit + 0.01, name
-        pdf = (tmp_path / f"{name}.pdf").read_bytes()
-        assert b"/FontFile2" in pdf and b"/Type3" not in pdf, name
+        other, other_limit = ((f"{name}.page.pdf", style.PAGE_LIMIT_IN) if column
+                              else (f"{name}.column.pdf", style.COLUMN_LIMIT_IN))
+        for pdf_name in (f"{name}.pdf", other):
+            pdf = (tmp_path / pdf_name).read_bytes()
+            assert b"/FontFile2" in pdf and b"/Type3" not in pdf, pdf_name
+        # The re-laid picture has no PNG to measure: its PDF page is its size
+        # (with the 0.02 in that savefig pads either side).
+        box = re.search(rb"/MediaBox \[ *0 0 ([0-9.]+)", (tmp_path / other).read_bytes())
+        assert box and float(box.group(1)) / 72 <= other_limit + 0.05, other
 
 
 @pytest.fixture
