@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import tomllib
 from collections.abc import Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from experiments import collect
@@ -40,6 +40,9 @@ class Tolerances:
     default: float
     metrics: dict[str, float | None]
     absolute: dict[str, float]
+    # An experiment whose measured spread between runs of one build is larger
+    # than ``default``: its own default (the metrics above still apply).
+    experiments: dict[str, float] = field(default_factory=dict)
 
     @classmethod
     def read(cls, path: Path = TOLERANCES) -> Tolerances:
@@ -63,14 +66,23 @@ class Tolerances:
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0
                    for v in absolute.values()):
             raise BadComparison(f"{path}: [absolute] values must be non-negative numbers")
-        unknown = set(data) - {"default", "metrics", "absolute"}
+        experiments = {}
+        for name, table in data.get("experiments", {}).items():
+            value = table.get("default") if isinstance(table, dict) else None
+            if (not isinstance(value, (int, float)) or isinstance(value, bool) or value < 0
+                    or set(table) != {"default"}):
+                raise BadComparison(f"{path}: [experiments.{name}] must hold one key, "
+                                    "'default', a non-negative number")
+            experiments[name] = float(value)
+        unknown = set(data) - {"default", "metrics", "absolute", "experiments"}
         if unknown:
             raise BadComparison(f"{path}: unknown key(s) {', '.join(sorted(unknown))}; "
-                                "valid: default, metrics, absolute")
-        return cls(float(default), metrics, {k: float(v) for k, v in absolute.items()})
+                                "valid: default, metrics, absolute, experiments")
+        return cls(float(default), metrics, {k: float(v) for k, v in absolute.items()},
+                   experiments)
 
-    def of(self, metric: str) -> float | None:
-        return self.metrics.get(metric, self.default)
+    def of(self, metric: str, experiment: str = "") -> float | None:
+        return self.metrics.get(metric, self.experiments.get(experiment, self.default))
 
     def floor(self, metric: str) -> float:
         return self.absolute.get(metric, 0.0)
@@ -181,7 +193,7 @@ def compare_rows(reference: list[dict[str, str]], new: list[dict[str, str]],
         same = (all(ref.get(b) and ref.get(b) == row.get(b) for b in BUILDS)
                 and detail_of(ref) == detail_of(row))
         verdict, rule = compare_value(ref["value"], row["value"], same,
-                                      tolerances.of(coordinates[-1]),
+                                      tolerances.of(coordinates[-1], coordinates[0]),
                                       tolerances.floor(coordinates[-1]))
         outcomes.append(Outcome(coordinates, ref["value"], row["value"], verdict, rule))
     outcomes += [Outcome(c, "", r["value"], "new", "not in the reference")

@@ -41,7 +41,7 @@ class ClaimEntry:
 
 # Each claim of the README's index and the reviewer's guide.
 CLAIMS: tuple[ClaimEntry, ...] = (
-    ClaimEntry("kernel entry cost (quick set)", "docs/results/syscall.md", ("syscall",)),
+    ClaimEntry("kernel entry cost", "docs/results/syscall.md", ("syscall",)),
     ClaimEntry("C1 as published", "docs/results/c1.md", ("c1-published", "c1-published-fit")),
     ClaimEntry("C1 what-if", "docs/results/c1.md", ("c1-sctlr", "c1-sctlr-sweep")),
     ClaimEntry("C2 page tables under a protection key", "docs/results/c2.md",

@@ -6,7 +6,7 @@ them, and what hardware figure exists.
 Reads plots/sysreg_registers.toml (the registers, the architecture's rule and
 its source key), results/sysreg-microbench.csv (the models' cycles and
 serialising counts, as plots/sysreg_microbench.py reduces them), the
-instruction traces of the quick set's getppid and of claim C2's fork
+instruction traces of `syscall`'s getppid and of claim C2's fork
 (results/traces/; how many accesses one operation commits), and the hardware
 figures of plots/published.toml [sysreg]. Writes plots/out/sysreg_registers.md.
 Every model cost here is gem5's own system-register timing, an assumption the
@@ -134,7 +134,7 @@ def main(folders: style.Folders) -> None:
     public = published_rows()
 
     lines = ["Per register or barrier: accesses per operation in the measured paths "
-             "(reads / writes; instruction traces of the quick set's getppid on the A76 "
+             "(reads / writes; instruction traces of `syscall`'s getppid on the A76 "
              "model and of claim C2's fork of 32 MiB on the V1 model), the models' cycles per access "
              "(A76 / N1 / V1, from `sysreg-microbench`, above the loop alone), whether the "
              "models drain older instructions first (serialising), what the architecture "

@@ -115,8 +115,9 @@ def everything(results: Path) -> str:
     hours = max(float(runs.sum()) / host_times.LOCAL_CORES, float(runs.max())) / 3600
     return (f"The committed results are {len(runs)} simulations, about {hours:.1f} h on "
             f"{host_times.LOCAL_CORES} cores by their own host times; a full reproduction "
-            "(`make EXPERIMENTS=all`) adds gem5's and the kernels' builds and the QEMU "
-            "references (each measured in `docs/results/host-and-build-times.md`).")
+            "(`make EXPERIMENTS=all`) adds gem5's and the kernels' builds, the boots and the "
+            "QEMU references (each measured in `docs/results/host-and-build-times.md`; added "
+            "up below the claim-by-claim tables).")
 
 
 def table(verdicts: list[Verdict], results: Path) -> str:
@@ -138,8 +139,7 @@ def table(verdicts: list[Verdict], results: Path) -> str:
               "number is reproduced within 25% of it, \"a few percent\" is under 10%, "
               "\"hundreds of percent\" at least 100%, \"a large multiple\" at least 2x; "
               "\"shape only\" means the direction or ordering the source reports holds. Host "
-              "times are the committed runs' own (simulations only; builds and boots in "
-              "`results/host-and-build-times.md`). " + everything(results)]
+              "times are the committed runs' own (simulations only). " + everything(results)]
     return "\n".join(lines) + "\n"
 
 

@@ -76,6 +76,29 @@ def test_a_partial_rerun_is_judged_on_the_runs_it_has(tmp_path: Path) -> None:
     assert compare.report(results)[1]
 
 
+def test_an_experiment_with_a_wider_measured_spread_has_its_own_default(
+        tmp_path: Path) -> None:
+    """[experiments.NAME] default: C5's exit regions move by up to 8% with the
+    simulation's history alone, so another build's 5% is within it there and
+    nowhere else; a metric with its own tolerance keeps it."""
+    tolerances = tmp_path / "tolerances.toml"
+    tolerances.write_text('default = 0.03\n[metrics]\nverdict = "exact"\n'
+                          '[experiments.c5-contpte]\ndefault = 0.08\n')
+    other = {"disk_build": "d2"}
+    for experiment, agrees in (("c5-contpte", True), ("probe", False)):
+        reference = [_row("cycles", 1000.0, experiment=experiment)]
+        rerun = [_row("cycles", 1050.0, experiment=experiment, **other)]
+        outcomes = compare.compare_rows(reference, rerun, compare.Tolerances.read(tolerances))
+        assert (outcomes[0].verdict == "within") is agrees, experiment
+    moved = compare.compare_rows([_row("verdict", "pass", experiment="c5-contpte")],
+                                 [_row("verdict", "fail", experiment="c5-contpte", **other)],
+                                 compare.Tolerances.read(tolerances))
+    assert moved[0].verdict == "deviates"
+    tolerances.write_text('default = 0.03\n[experiments.c5-contpte]\nmetrics = 1\n')
+    with pytest.raises(compare.BadComparison, match=r"\[experiments.c5-contpte\] must hold"):
+        compare.Tolerances.read(tolerances)
+
+
 def test_bad_tolerance_file_is_refused(tmp_path: Path) -> None:
     bad = tmp_path / "tolerances.toml"
     bad.write_text('default = 0.03\n[metrics]\ncycles = "loose"\n')
