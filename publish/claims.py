@@ -19,6 +19,7 @@ too.
 
 from __future__ import annotations
 
+import argparse
 import ast
 import operator
 import re
@@ -235,7 +236,12 @@ def check(claim: Claim, page: str, results: Path = style.RESULTS) -> float:
     return computed
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    argparse.ArgumentParser(
+        prog="python -m publish.claims",
+        description="Check every number the docs state (publish/claims.toml) against the "
+        "committed results; print each claim with the value the results give, exit 1 "
+        "on any that no longer matches.").parse_args(argv)
     failures = []
     claims = read()
     for claim in claims:

@@ -10,13 +10,14 @@ import pytest
 
 import builders.__main__ as builders_cli
 import experiments.__main__ as experiments_cli
+import publish.claims as claims_cli
 import publish.remade as remade_cli
 import publish.tables as tables_cli
 import publish.verdicts as verdicts_cli
 
 MAINS: dict[str, Callable[[list[str]], int]] = {
     "experiments": experiments_cli.main, "builders": builders_cli.main,
-    "publish.remade": remade_cli.main, "publish.tables": tables_cli.main,
+    "publish.claims": claims_cli.main, "publish.remade": remade_cli.main, "publish.tables": tables_cli.main,
     "publish.verdicts": verdicts_cli.main}
 
 
