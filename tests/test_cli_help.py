@@ -17,8 +17,8 @@ import publish.verdicts as verdicts_cli
 
 MAINS: dict[str, Callable[[list[str]], int]] = {
     "experiments": experiments_cli.main, "builders": builders_cli.main,
-    "publish.claims": claims_cli.main, "publish.remade": remade_cli.main, "publish.tables": tables_cli.main,
-    "publish.verdicts": verdicts_cli.main}
+    "publish.claims": claims_cli.main, "publish.remade": remade_cli.main,
+    "publish.tables": tables_cli.main, "publish.verdicts": verdicts_cli.main}
 
 
 def _help(main: Callable[[list[str]], int], argv: list[str],
