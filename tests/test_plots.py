@@ -339,13 +339,14 @@ def test_a_figures_builds_are_in_its_files_not_its_picture(tmp_path: Path) -> No
     style.add_provenance(fig, frame)
     assert not fig.texts, "provenance drawn into the picture"
     written = style.Folders(tmp_path, tmp_path).save(fig, "example")
-    assert {p.name for p in written} == {"example.pdf", "example.png",
+    assert {p.name for p in written} == {"example.pdf", "example.png", "example.page.pdf",
                                           "example.provenance.json"}
     builds = json.loads((tmp_path / "example.provenance.json").read_text())["builds"]
     assert builds == {"gem5_version": ["v24"], "gem5_build": ["g1"], "kernel_build": ["k1"],
                       "repo_commit": ["c1"]}
     assert json.loads(Image.open(tmp_path / "example.png").info["Description"]) == builds
     assert b"repo_commit" in (tmp_path / "example.pdf").read_bytes()
+    assert b"repo_commit" in (tmp_path / "example.page.pdf").read_bytes()
 
 
 def test_the_register_table_names_timed_operations_and_listed_sources() -> None:
