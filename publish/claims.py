@@ -205,6 +205,18 @@ def page_text(claim: Claim, root: Path = style.REPO_ROOT) -> str:
     return page.read_text()
 
 
+def value_of(claim: Claim, frame: Callable[[str], pd.DataFrame]) -> float:
+    """The claim's expression over the rows it reads, each from ``frame(name)``
+    (a results file's rows by its name)."""
+    # A row may come from another results file (its own "results" key), e.g.
+    # a check's re-run beside the committed result.
+    names = {name: row_value(frame(where.get("results", claim.results)),
+                             {k: v for k, v in where.items() if k != "results"},
+                             claim.id, claim.aggregate)
+             for name, where in claim.rows.items()}
+    return evaluate(claim.expression, names)
+
+
 def check(claim: Claim, page: str, results: Path = style.RESULTS) -> float:
     """The value the results give for ``claim``, stated on ``page`` (its text);
     raises if anything disagrees."""
@@ -222,13 +234,7 @@ def check(claim: Claim, page: str, results: Path = style.RESULTS) -> float:
             frames[name] = pd.read_csv(path, keep_default_na=False)
         return frames[name]
 
-    # A row may come from another results file (its own "results" key), e.g.
-    # a check's re-run beside the committed result.
-    names = {name: row_value(frame(where.get("results", claim.results)),
-                             {k: v for k, v in where.items() if k != "results"},
-                             claim.id, claim.aggregate)
-             for name, where in claim.rows.items()}
-    computed = evaluate(claim.expression, names)
+    computed = value_of(claim, frame)
     if abs(computed - claim.value) > claim.tolerance:
         raise BadClaim(f"claim {claim.id}: {claim.page or 'its page'} says {claim.value:g} "
                        f"('{claim.text}'), "

@@ -59,14 +59,6 @@ class Frames:
         return self.cache[name]
 
 
-def value(claim: claims.Claim, frames: Frames) -> float:
-    names = {name: claims.row_value(frames(where.get("results", claim.results)),
-                                    {k: v for k, v in where.items() if k != "results"},
-                                    claim.id, claim.aggregate)
-             for name, where in claim.rows.items()}
-    return claims.evaluate(claim.expression, names)
-
-
 def remade(reference: Path, results: Path) -> list[Remade]:
     """Every claim whose rows all exist in ``results``, valued both ways."""
     mine = Frames(results)
@@ -79,7 +71,8 @@ def remade(reference: Path, results: Path) -> list[Remade]:
                 "results" in where for where in claim.rows.values()):
             continue
         try:
-            found.append(Remade(claim, value(claim, committed), value(claim, mine)))
+            found.append(Remade(claim, claims.value_of(claim, committed),
+                                claims.value_of(claim, mine)))
         except claims.BadClaim as missing:
             log.debug("not re-measured: %s", missing)
     return found
