@@ -97,6 +97,12 @@ def snapshot_configs(root: Path | None = None) -> cache.Entry:
     return entry
 
 
+def missing_kernels(variants: Sequence[str]) -> list[str]:
+    """The kernel variants among these that the cache lacks."""
+    return [v for v in variants
+            if not kernel.kernel_entry(REPO_ROOT / "kernel-patches", v).exists()]
+
+
 def builds_to_make(variants: Sequence[str], simulator: bool = True,
                    gem5_variant: str = "opt") -> list[str]:
     """What the runs of these kernel variants need that the cache lacks (the
@@ -108,8 +114,7 @@ def builds_to_make(variants: Sequence[str], simulator: bool = True,
         missing.append(f"{options.binary} (1.5-2.5 h on 2 cores)")
     if not gem5.tools_entry(gem5_patches).exists():
         missing.append("the guest m5 tool and bootloaders (minutes)")
-    kernels = [v for v in variants
-               if not kernel.kernel_entry(REPO_ROOT / "kernel-patches", v).exists()]
+    kernels = missing_kernels(variants)
     if kernels:
         missing.append(f"{len(kernels)} kernel variant(s), 5-25 min each on 2 cores (20-25 "
                        "without ccache hits, as for a variant that changes a widely included "

@@ -44,10 +44,9 @@ def test_make_then_make_test_on_a_fresh_clone(repo_root: Path, tmp_path: Path) -
     if not gem5.gem5_entry(repo_root / "gem5-patches").exists():
         missing_build("gem5", "'make gem5' to enable the README's two commands on a fresh clone")
     quick = [spec.quick_part(spec.load(name)) for name in spec.quick_set()]
-    kernels = [m for m in gem5_builds.builds_to_make(
-        sorted({r.variant for e in quick for r in e.runs})) if "kernel variant" in m]
+    kernels = gem5_builds.missing_kernels(sorted({r.variant for e in quick for r in e.runs}))
     if kernels:
-        missing_build(f"the quick set's kernel set (missing: {kernels[0].split(': ')[-1]})",
+        missing_build(f"the quick set's kernel set (missing: {', '.join(kernels)})",
                       "'make kernels' (or 'make kernel VARIANT=<name>' for each)")
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", str(repo_root), str(clone)], check=True)
