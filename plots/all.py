@@ -71,7 +71,7 @@ def remove_outputs(folders: style.Folders, names: tuple[str, ...]) -> list[str]:
     """A skipped figure's files from an earlier drawing, deleted; their names."""
     removed = []
     for name in names:
-        for suffix in ("pdf", "png", "md", "provenance.json", "column.pdf", "page.pdf"):
+        for suffix in style.OUTPUT_SUFFIXES:
             path = folders.out / f"{name}.{suffix}"
             if path.is_file():
                 path.unlink()

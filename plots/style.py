@@ -43,6 +43,10 @@ HARDWARE_HATCH = "xx"  # never one of HATCHES' first entries, so never a model's
 # When two hardware platforms stand side by side: grey, told apart by shade and a
 # hatch no model uses.
 HARDWARE_STYLES = ((HARDWARE_COLOUR, HARDWARE_HATCH), ("#DDDDDD", "**"))
+# Every file Folders.save and save_table write for a figure, by suffix (its
+# picture at both widths, its table, its provenance): what plots.all removes
+# when the figure is skipped.
+OUTPUT_SUFFIXES = ("pdf", "png", "column.pdf", "page.pdf", "md", "provenance.json")
 # Where add_provenance leaves a figure's builds for Folders.save.
 PROVENANCE_ATTRIBUTE = "hardening_provenance"
 COLUMN_WIDTH_IN = 3.35  # one column of a two-column ACM/IEEE paper
