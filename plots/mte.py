@@ -47,8 +47,32 @@ def ns(rows: pd.DataFrame, core: str, timing: str, workload: str) -> float:
     return spread(rows, core, timing, workload)[0]
 
 
+def paired_cost(rows: pd.DataFrame, core: str, timing: str, mode: str
+                ) -> tuple[float, float, float]:
+    """A mode's access time over checks off, in percent, paired by layout
+    sample (the two runs of one sample share the guest's layout): the median
+    and the range over samples."""
+    def by_sample(workload: str) -> pd.Series:
+        match = rows[(rows["core"] == core) & (rows["workload"] == workload)
+                     & (rows["metric"] == "ns_per_iteration")]
+        if not workload.endswith("-untagged"):
+            match = match[match["timing"] == timing]
+        return match.set_index(match["sample"].astype(str))["value"].astype(float)
+
+    costs = ((by_sample(f"access-{mode}") / by_sample("access-none") - 1) * 100).dropna()
+    return float(costs.median()), float(costs.min()), float(costs.max())
+
+
+def percent(value: float) -> str:
+    # round, then add 0.0 so a tiny negative prints +0.0, not -0.0
+    return f"{round(value, 1) + 0.0:+.1f}"
+
+
 def table(rows: pd.DataFrame) -> str:
-    lines = ["| core | tag timing | " + " | ".join(f"access, {m} (ns)" for m, _ in MODES)
+    samples = rows["sample"].astype(str).nunique()
+    lines = [(f"Medians of {samples} layout samples per cell." if samples > 1
+              else "One layout sample per cell."), "",
+             "| core | tag timing | " + " | ".join(f"access, {m} (ns)" for m, _ in MODES)
              + " | tag an object, none (ns) | tag, untagged loop (ns) |",
              "|---|---|" + "---:|" * (len(MODES) + 2)]
     for core in sorted(rows["core"].unique()):
@@ -56,7 +80,18 @@ def table(rows: pd.DataFrame) -> str:
             cells = [f"{ns(rows, core, timing, f'access-{m}'):.2f}" for m, _ in MODES]
             cells += [f"{ns(rows, core, timing, w):.2f}" for w in ("tag-none", "tag-untagged")]
             lines.append(f"| {core} | {timing} | " + " | ".join(cells) + " |")
-    lines += ["", "Per measured access, sync mode: what the tag model saw.", "",
+    checked = [m for m, _ in MODES if m != "none"]
+    lines += ["", "Each mode's access time over checks off (%), paired by layout sample: "
+              "median [range over samples].", "",
+              "| core | tag timing | " + " | ".join(checked) + " |",
+              "|---|---|" + "---:|" * len(checked)]
+    for core in sorted(rows["core"].unique()):
+        for timing, _ in TIMINGS:
+            cells = [paired_cost(rows, core, timing, m) for m in checked]
+            lines.append(f"| {core} | {timing} | " + " | ".join(
+                f"{percent(mid)} [{percent(low)}, {percent(high)}]" if samples > 1
+                else percent(mid) for mid, low, high in cells) + " |")
+    lines += ["", "Per measured access, sync mode: what the tag model saw (medians).", "",
               "| core | tag timing | memory reads | tag-checked misses | tag reads |",
               "|---|---|---:|---:|---:|"]
     for core in sorted(rows["core"].unique()):
@@ -68,13 +103,13 @@ def table(rows: pd.DataFrame) -> str:
 
 
 def per_access(rows: pd.DataFrame, core: str, timing: str, metric: str) -> float:
-    """A counter of the sync access run divided by its accesses."""
+    """A counter of the sync access run divided by its accesses (medians)."""
     run = rows[(rows["core"] == core) & (rows["timing"] == timing)
                & (rows["workload"] == "access-sync")]
     count = run[run["metric"] == metric]["value"]
-    ops = (run[run["metric"] == "sim_ns"]["value"].mean()
-           / run[run["metric"] == "ns_per_iteration"]["value"].mean())
-    return float(count.mean() / ops) if len(count) else float("nan")
+    ops = (run[run["metric"] == "sim_ns"]["value"].median()
+           / run[run["metric"] == "ns_per_iteration"]["value"].median())
+    return float(count.median() / ops) if len(count) else float("nan")
 
 
 def main(folders: style.Folders) -> None:

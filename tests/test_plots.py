@@ -419,3 +419,17 @@ def test_the_fast_forward_proof_pairs_the_rows_it_was_made_against(tmp_path: Pat
     assert fast_forward.full_detail_file(folders, "unchanged") == results / "unchanged.csv"
     with pytest.raises(style.NoResults, match="missing.csv does not exist"):
         fast_forward.full_detail_file(folders, "missing")
+
+
+def test_the_mte_table_pairs_each_mode_with_checks_off_of_its_own_sample() -> None:
+    from plots import mte
+
+    rows = pd.DataFrame([
+        {"core": "c", "workload": workload, "timing": "tag_cache", "metric": "ns_per_iteration",
+         "sample": sample, "value": value}
+        for workload, values in (("access-none", (10.0, 20.0, 30.0)),
+                                 ("access-sync", (11.0, 21.0, 30.0)))
+        for sample, value in zip("012", values)])
+    median, low, high = mte.paired_cost(rows, "c", "tag_cache", "sync")
+    assert (round(median, 6), round(low, 6), round(high, 6)) == (5.0, 0.0, 10.0)
+    assert mte.percent(-0.001) == "+0.0" and mte.percent(-0.26) == "-0.3"
