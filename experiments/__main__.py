@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"moved: {violation}")
         effects_hold = True
         if args.baseline:
-            files = compare.results_files(args.reference, args.new, args.names)
+            files = paired.paired_files(args.reference, args.new, args.names)
             effects = paired.arm_effects(
                 [row for _, ref, _ in files for row in collect.read_csv(ref)],
                 [row for _, _, new in files for row in collect.read_csv(new)],

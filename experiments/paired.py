@@ -8,6 +8,8 @@ the two sets may come from different builds, configs or detail modes.
 
 from __future__ import annotations
 
+import logging
+
 import math
 import statistics
 from collections.abc import Iterable
@@ -106,9 +108,29 @@ def pair(reference: Iterable[dict[str, str]], new: Iterable[dict[str, str]]) -> 
                    violations, from_zero, verdicts, verdicts_moved)
 
 
+# A check's folder keeps here the full-detail rows it was paired against when
+# the experiment's record was remade after the check (another build, more
+# layout samples), so the check still pairs the runs it was made against.
+PAIRED_AGAINST = "full-detail"
+
+
+def paired_files(reference: Path, new: Path, names: Iterable[str] = ()
+                 ) -> list[tuple[str, Path, Path]]:
+    """``compare.results_files``, each reference file replaced by the rows the
+    check kept (``NEW/full-detail/NAME.csv``) where it kept them."""
+    files = []
+    for name, ref_path, new_path in compare.results_files(reference, new, names):
+        kept = new / PAIRED_AGAINST / f"{name}.csv"
+        if kept.is_file():
+            logging.info("%s: paired with %s, the rows the check was made against", name, kept)
+            ref_path = kept
+        files.append((name, ref_path, new_path))
+    return files
+
+
 def pair_dirs(reference: Path, new: Path, names: Iterable[str] = ()) -> Pairing:
     """Every results file the re-run has (or the named ones), paired as one set."""
-    files = compare.results_files(reference, new, names)
+    files = paired_files(reference, new, names)
     return pair([row for _, ref_path, _ in files for row in collect.read_csv(ref_path)],
                 [row for _, _, new_path in files for row in collect.read_csv(new_path)])
 

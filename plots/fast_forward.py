@@ -2,9 +2,8 @@
 
 Reads each ``<results>/checks/fast-forward/<name>.csv`` (runs made with
 ``--detail fast-forward``) and the full-detail rows of the same runs in
-``<results>/<name>.csv``, or in ``<results>/checks/fast-forward/full-detail/<name>.csv``
-where the record was remade after the check (another build, more samples): the
-proof pairs the rows it was made against; writes ``fast_forward.md``: per metric, the
+``<results>/<name>.csv``, or the rows the check kept where the record was
+remade after it (``experiments.paired.paired_files``); writes ``fast_forward.md``: per metric, the
 relative error over every pair (``experiments.paired``), then per
 experiment the host time of the paired runs in each mode and, for the
 fast-forward runs, where it went (the ``host_split`` column); and per
@@ -16,18 +15,14 @@ smallest effect and the spread over layout samples (``paired.arm_effects``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
-from experiments import collect, paired
+from experiments import collect, compare, paired
 from plots import (c1_published, c1_sctlr, c2_kpkeys, c2_kpkeys_vmalloc, c4_uaccess,
                    c4_uaccess_sysreg, c5_contpte, style)
 
 CHECKS = "checks/fast-forward"
-# The full-detail rows a check was paired against, kept here when the
-# experiment's record in results/ is remade after the check.
-PAIRED_AGAINST = f"{CHECKS}/full-detail"
 PARTS = ("setup", "warmup", "region", "teardown")
 # What a post-set-up checkpoint could share: the guest's set-up is the same
 # for runs that differ only in the core model or its parameters.
@@ -103,15 +98,6 @@ def host_times(full: pd.DataFrame, fast: pd.DataFrame) -> HostTimes:
                      float(repeated.sum()))
 
 
-def full_detail_file(folders: style.Folders, name: str) -> Path:
-    """The full-detail rows the check of ``name`` pairs with."""
-    kept = folders.results / PAIRED_AGAINST / f"{name}.csv"
-    if kept.is_file():
-        return kept
-    folders.load(name)  # says how to make it when it is missing
-    return folders.results / f"{name}.csv"
-
-
 def records(frame: pd.DataFrame) -> list[dict[str, str]]:
     return frame.astype(str).to_dict("records")
 
@@ -150,12 +136,14 @@ def main(folders: style.Folders) -> None:
         raise style.NoResults(f"{style.shown(checks)} holds no results: run 'python -m "
                               "experiments run NAME --detail fast-forward --results-dir "
                               f"{style.shown(checks)}' first")
-    full_files = {name: full_detail_file(folders, name) for name in names}
-    pairing = paired.pair([row for name in names for row in collect.read_csv(full_files[name])],
-                          [row for name in names
-                           for row in collect.read_csv(checks / f"{name}.csv")])
-    full = {name: pd.read_csv(full_files[name], keep_default_na=False) for name in names}
-    fast = {name: pd.read_csv(checks / f"{name}.csv", keep_default_na=False) for name in names}
+    try:
+        files = paired.paired_files(folders.results, checks, names)
+    except compare.BadComparison as err:
+        raise style.NoResults(str(err)) from err
+    pairing = paired.pair([row for _, full_path, _ in files for row in collect.read_csv(full_path)],
+                          [row for _, _, fast_path in files for row in collect.read_csv(fast_path)])
+    full = {name: pd.read_csv(path, keep_default_na=False) for name, path, _ in files}
+    fast = {name: pd.read_csv(path, keep_default_na=False) for name, _, path in files}
     pairs = {name: (records(full[name]), records(fast[name])) for name in names}
     lines = [paired.table(pairing), "",
              f"Relative error of each fast-forward value against the same run's full-detail "

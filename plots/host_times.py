@@ -15,7 +15,6 @@ default point) is cached once, so totals count it once.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,7 +117,7 @@ def table(per_experiment: dict[str, pd.Series]) -> str:
     every = once(list(per_experiment.values()))
     lines.append(row("all", every))
     total = float(every.sum())
-    hours = math.ceil(total / LOCAL_CORES / 360) / 10
+    hours = round(total / LOCAL_CORES / 3600, 1)
     lines += ["", f"Measured host seconds of each simulation (the `host_seconds` column, as "
               f"measured: two at a time on the 2-core machine, or more where an experiment's "
               f"section says so). Summed: {minutes(total)} min; about {hours:g} "

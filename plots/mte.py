@@ -31,16 +31,22 @@ def timing_of(params: str) -> str:
     raise ValueError(f"no mte_tags.mode in params '{params}'")
 
 
-def spread(rows: pd.DataFrame, core: str, timing: str, workload: str
-           ) -> tuple[float, float, float, float]:
-    """ns per operation over layout samples: median and its interval. An
-    untagged loop checks no tags, so it runs under one timing only (mte.toml)
-    and stands for both."""
+def by_sample(rows: pd.DataFrame, core: str, timing: str, workload: str, metric: str
+              ) -> dict[int, float]:
+    """One cell's values per layout sample. An untagged loop checks no tags,
+    so it runs under one timing only (mte.toml) and stands for both."""
     match = rows[(rows["core"] == core) & (rows["workload"] == workload)
-                 & (rows["metric"] == "ns_per_iteration")]
+                 & (rows["metric"] == metric)]
     if not workload.endswith("-untagged"):
         match = match[match["timing"] == timing]
-    return style.median_interval(list(match["value"].astype(float)))
+    return {int(sample): float(value) for sample, value in zip(match["sample"], match["value"])}
+
+
+def spread(rows: pd.DataFrame, core: str, timing: str, workload: str
+           ) -> tuple[float, float, float, float]:
+    """ns per operation over layout samples: median and its interval."""
+    return style.median_interval(
+        list(by_sample(rows, core, timing, workload, "ns_per_iteration").values()))
 
 
 def ns(rows: pd.DataFrame, core: str, timing: str, workload: str) -> float:
@@ -49,18 +55,16 @@ def ns(rows: pd.DataFrame, core: str, timing: str, workload: str) -> float:
 
 def paired_cost(rows: pd.DataFrame, core: str, timing: str, mode: str
                 ) -> tuple[float, float, float]:
-    """A mode's access time over checks off, in percent, paired by layout
-    sample (the two runs of one sample share the guest's layout): the median
+    """A mode's access time over checks off, in percent, each layout sample
+    against the same sample (both runs share the guest's layout): the median
     and the range over samples."""
-    def by_sample(workload: str) -> pd.Series:
-        match = rows[(rows["core"] == core) & (rows["workload"] == workload)
-                     & (rows["metric"] == "ns_per_iteration")]
-        if not workload.endswith("-untagged"):
-            match = match[match["timing"] == timing]
-        return match.set_index(match["sample"].astype(str))["value"].astype(float)
+    def times(workload: str) -> dict[int, float]:
+        return by_sample(rows, core, timing, workload, "ns_per_iteration")
 
-    costs = ((by_sample(f"access-{mode}") / by_sample("access-none") - 1) * 100).dropna()
-    return float(costs.median()), float(costs.min()), float(costs.max())
+    arm, base = times(f"access-{mode}"), times("access-none")
+    costs = [(arm[k] / base[k] - 1) * 100 for k in sorted(set(arm) & set(base))]
+    median = style.paired_ratio(arm, base)[0]
+    return (median - 1) * 100, min(costs, default=float("nan")), max(costs, default=float("nan"))
 
 
 def percent(value: float) -> str:
@@ -91,7 +95,7 @@ def table(rows: pd.DataFrame) -> str:
             lines.append(f"| {core} | {timing} | " + " | ".join(
                 f"{percent(mid)} [{percent(low)}, {percent(high)}]" if samples > 1
                 else percent(mid) for mid, low, high in cells) + " |")
-    lines += ["", "Per measured access, sync mode: what the tag model saw (medians).", "",
+    lines += ["", "Per measured access, sync mode: what the tag model saw (medians over samples).", "",
               "| core | tag timing | memory reads | tag-checked misses | tag reads |",
               "|---|---|---:|---:|---:|"]
     for core in sorted(rows["core"].unique()):
@@ -103,13 +107,12 @@ def table(rows: pd.DataFrame) -> str:
 
 
 def per_access(rows: pd.DataFrame, core: str, timing: str, metric: str) -> float:
-    """A counter of the sync access run divided by its accesses (medians)."""
-    run = rows[(rows["core"] == core) & (rows["timing"] == timing)
-               & (rows["workload"] == "access-sync")]
-    count = run[run["metric"] == metric]["value"]
-    ops = (run[run["metric"] == "sim_ns"]["value"].median()
-           / run[run["metric"] == "ns_per_iteration"]["value"].median())
-    return float(count.median() / ops) if len(count) else float("nan")
+    """A counter of the sync access run per access: each run's count over its
+    own operations, the median over layout samples."""
+    count = by_sample(rows, core, timing, "access-sync", metric)
+    operations = by_sample(rows, core, timing, "access-sync", "iterations")
+    per_run = [count[k] / operations[k] for k in sorted(set(count) & set(operations))]
+    return style.median_interval(per_run)[0] if per_run else float("nan")
 
 
 def main(folders: style.Folders) -> None:

@@ -332,3 +332,18 @@ def test_another_detail_mode_is_judged_by_the_tolerances(tmp_path: Path) -> None
     text, agreed = _compare(tmp_path, [_row("cycles", 1000.0)], [_row("cycles", 1001.0,
                                                                         detail="full")])
     assert not agreed and "same builds: must be identical" in text
+
+
+def test_a_check_is_paired_with_the_rows_it_kept_where_the_record_was_remade(
+        tmp_path: Path) -> None:
+    from experiments import paired
+
+    record, check = tmp_path / "results", tmp_path / "check"
+    kept = check / paired.PAIRED_AGAINST
+    kept.mkdir(parents=True)
+    record.mkdir()
+    for folder, name in ((record, "remade"), (kept, "remade"), (check, "remade"),
+                         (record, "unchanged"), (check, "unchanged")):
+        (folder / f"{name}.csv").write_text("experiment\n")
+    files = {name: ref for name, ref, _ in paired.paired_files(record, check)}
+    assert files == {"remade": kept / "remade.csv", "unchanged": record / "unchanged.csv"}

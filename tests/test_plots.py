@@ -405,22 +405,6 @@ def test_mte_workloads_pairs_each_mode_with_its_own_sample_of_the_baseline(
     assert "| Cortex-X3 | sync | +11.5% | FINK-MSC |" in table
 
 
-def test_the_fast_forward_proof_pairs_the_rows_it_was_made_against(tmp_path: Path) -> None:
-    from plots import fast_forward
-
-    results = tmp_path / "results"
-    kept = results / fast_forward.PAIRED_AGAINST
-    kept.mkdir(parents=True)
-    (results / "remade.csv").write_text("experiment\nremade\n")
-    (kept / "remade.csv").write_text("experiment\nremade\n")
-    (results / "unchanged.csv").write_text("experiment\nunchanged\n")
-    folders = style.Folders(results, tmp_path / "out")
-    assert fast_forward.full_detail_file(folders, "remade") == kept / "remade.csv"
-    assert fast_forward.full_detail_file(folders, "unchanged") == results / "unchanged.csv"
-    with pytest.raises(style.NoResults, match="missing.csv does not exist"):
-        fast_forward.full_detail_file(folders, "missing")
-
-
 def test_the_mte_table_pairs_each_mode_with_checks_off_of_its_own_sample() -> None:
     from plots import mte
 
