@@ -9,7 +9,6 @@ the two sets may come from different builds, configs or detail modes.
 from __future__ import annotations
 
 import logging
-
 import math
 import statistics
 from collections.abc import Iterable

@@ -141,6 +141,13 @@ COUNTERS: tuple[Counter, ...] = (
     Counter("tag_cache_misses", "count", r"board\.cache_hierarchy\.mte_tags",
             "tagCacheMisses", "mte"),
     Counter("tag_reads", "count", r"board\.cache_hierarchy\.mte_tags", "tagReads", "mte"),
+    # SYNC-checked stores the O3 core held until their lines were at the core,
+    # and the cycles commit waited for them at the head of the ROB (gem5
+    # patch 0029; printed only when a store was held, so 0 when absent).
+    Counter("sync_checked_stores", "count", CORES, r"lsq\d*\.syncCheckedStores", "mte",
+            nozero=True),
+    Counter("sync_check_stall_cycles", "cycles", CORES, r"commit\.syncCheckStalls", "mte",
+            nozero=True),
     # TLB invalidations each core's data TLB received (its own TLBIs and every
     # broadcast one), and the entries they removed.
     Counter("dtlb_flushes", "count", rf"{CORES}\.mmu\.dtb", "flushTlb"),
