@@ -804,3 +804,24 @@ def test_a_bad_quick_table_fails_in_one_line(tmp_path: Path, quick: str, message
     with pytest.raises(spec.BadExperiment, match=message) as failure:
         spec.load("probe", _write(tmp_path, GOOD.replace("[matrix]", quick + "[matrix]")))
     assert "\n" not in str(failure.value).strip()
+
+
+def test_held_sync_checked_stores_are_counted_and_zero_when_none_was(tmp_path: Path) -> None:
+    """gem5 0029 prints its counters of held SYNC-checked stores only when a
+    store was held: an MTE run without one (checks off, async, or a build
+    before 0029) reads 0, and a run with them sums every core's."""
+    tags = "".join(f"board.cache_hierarchy.mte_tags.{name} 0\n" for name in
+                   ("checkedMisses", "checkedPrefetches", "tagCacheMisses", "tagReads"))
+    path = tmp_path / "stats.txt"
+    path.write_text(STATS.replace("board.memory.mem_ctrl.readReqs", tags +
+                                  "board.memory.mem_ctrl.readReqs", 1))
+    metrics = {m.name: m.value for m in stats.region_metrics(
+        stats.read_dumps(path)[0], iterations=10, features=("mte",))}
+    assert metrics["sync_checked_stores"] == 0 and metrics["sync_check_stall_cycles"] == 0
+    held = ("board.processor.cores.core.lsq0.syncCheckedStores 640\n"
+            "board.processor.cores.core.commit.syncCheckStalls 2100\n")
+    path.write_text(STATS.replace("board.memory.mem_ctrl.readReqs", tags + held +
+                                  "board.memory.mem_ctrl.readReqs", 1))
+    metrics = {m.name: m.value for m in stats.region_metrics(
+        stats.read_dumps(path)[0], iterations=10, features=("mte",))}
+    assert metrics["sync_checked_stores"] == 640 and metrics["sync_check_stall_cycles"] == 2100
