@@ -30,7 +30,9 @@ CHECKED = ("sync", "async", "asymm")
 # Per operation, from each run's region counters.
 COUNTERS = (("instructions", "instructions"), ("serializing_instructions", "serialized"),
             ("serialize_stall_cycles", "serialize-stall cycles"),
-            ("l1d_misses", "L1D misses"), ("tag_checked_misses", "tag-checked misses"))
+            ("l1d_misses", "L1D misses"), ("tag_checked_misses", "tag-checked misses"),
+            ("sync_checked_stores", "SYNC stores held"),
+            ("sync_check_stall_cycles", "commit waits for them (cycles)"))
 
 
 def samples(frame: pd.DataFrame, workload: str, metric: str) -> dict[int, float]:
