@@ -353,6 +353,17 @@ def test_tlbi_timing_and_contiguous_entries_instantiate(builds: Builds, tmp_path
                  "--param", "walker.contiguous_entries=true")
 
 
+def test_a_write_allocator_is_created_on_the_way_to_its_field(builds: Builds,
+                                                            tmp_path: Path) -> None:
+    _check_model(builds, tmp_path, "--core", "cortex-x3",
+                 "--param", "l1d.write_allocator.no_allocate_limit=12")
+    # The created object is a WriteAllocator: a field it lacks is refused by name.
+    with pytest.raises(SimulationFailed,
+                       match="(?s)status 2.*WriteAllocator has no parameter 'limit'.*coalesce_limit"):
+        _check_model(builds, tmp_path, "--core", "cortex-x3",
+                     "--param", "l1d.write_allocator.limit=12")
+
+
 def test_unknown_tlbi_parameter_names_the_valid_ones(builds: Builds, tmp_path: Path) -> None:
     with pytest.raises(SimulationFailed,
                        match="(?s)status 2.*no parameter 'per_node'.*per_other_node"):

@@ -2,8 +2,10 @@
 the built SimObjects.
 
 A path walks child SimObjects from its root, e.g.
-``cpu.branchPred.btb.numEntries=8192`` or ``mte_tags.mode=with_data``. An
-unknown root, child or parameter fails with the names that exist at that point.
+``cpu.branchPred.btb.numEntries=8192`` or ``mte_tags.mode=with_data``; a
+SimObject parameter the model leaves unset is created on the way
+(``l1d.write_allocator.coalesce_limit=2``). An unknown root, child or
+parameter fails with the names that exist at that point.
 """
 
 from __future__ import annotations
@@ -36,6 +38,20 @@ def _children(obj: SimObject) -> dict[str, SimObject]:
     return found
 
 
+def _create_unset(obj: SimObject, name: str) -> SimObject | None:
+    """A SimObject-typed parameter the model leaves unset (NULL), given an
+    object of its type with gem5's defaults, so that a path can reach its
+    fields: ``l1d.write_allocator.no_allocate_limit=12`` gives every core's
+    L1D a write allocator. None where ``name`` is no such parameter."""
+    if name not in _param_names(obj) or isinstance(getattr(obj, name, None), SimObject):
+        return None
+    ptype = getattr(obj._params[name], "ptype", None)
+    if not (isinstance(ptype, type) and issubclass(ptype, SimObject)):
+        return None
+    setattr(obj, name, ptype())
+    return getattr(obj, name)
+
+
 def apply_override(roots: dict[str, Sequence[SimObject]], text: str) -> None:
     """Set the parameter on every object under the root (one per core)."""
     try:
@@ -46,6 +62,8 @@ def apply_override(roots: dict[str, Sequence[SimObject]], text: str) -> None:
     for obj in roots[override.root]:
         for name in middle:
             children = _children(obj)
+            if name not in children and (created := _create_unset(obj, name)) is not None:
+                children[name] = created
             if name not in children:
                 raise UnknownParameter(
                     f"--param '{text}': '{name}' is not a child of {type(obj).__name__}; "
