@@ -15,7 +15,6 @@ PACKAGES=(
 	gcc-arm-linux-gnueabihf
 	# kernel build
 	bc flex bison libssl-dev libelf-dev cpio kmod ccache rsync patch xz-utils
-	linux-source-6.12
 	# disk image
 	e2fsprogs dpkg-dev
 	# the Buildroot-built disk image (make disk ROOTFS=buildroot): the host tools
@@ -33,10 +32,16 @@ PACKAGES=(
 # a fixed one.
 QEMU_PACKAGE=qemu-system-arm
 QEMU_RELEASE=()
+# The kernels are built from Debian's linux-source-6.12 at the version the
+# committed results name (their kernel_source column): a newer one, which
+# the security archive ships every few weeks, gives every kernel, disk image
+# and run a new key, so nothing would be reused or compared bit for bit.
+LINUX_SOURCE_PACKAGE=linux-source-6.12
+LINUX_SOURCE_VERSION=6.12.117-1~deb12u1
 
 # --list: the packages, one a line, installing nothing (make dist bundles them).
 if [ "${1:-}" = --list ]; then
-	printf '%s\n' "${PACKAGES[@]}" "$QEMU_PACKAGE"
+	printf '%s\n' "${PACKAGES[@]}" "$LINUX_SOURCE_PACKAGE" "$QEMU_PACKAGE"
 	exit 0
 fi
 
@@ -55,6 +60,9 @@ missing=()
 for pkg in "${PACKAGES[@]}"; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
+installed_linux=$(dpkg-query -W -f='${Version}' "$LINUX_SOURCE_PACKAGE" 2>/dev/null || true)
+need_linux=0
+[ "$installed_linux" = "$LINUX_SOURCE_VERSION" ] || need_linux=1
 need_backports=0
 if ! qemu-system-aarch64 --version 2>/dev/null | head -1 | grep -Eq 'version ([89]|[1-9][0-9])\.'; then
 	# shellcheck disable=SC1091
@@ -67,7 +75,8 @@ fi
 need_arm64=0
 dpkg --print-foreign-architectures | grep -qx arm64 || need_arm64=1
 
-if [ ${#missing[@]} -eq 0 ] && [ $need_arm64 -eq 0 ] && [ $need_backports -eq 0 ]; then
+if [ ${#missing[@]} -eq 0 ] && [ $need_arm64 -eq 0 ] && [ $need_backports -eq 0 ] &&
+	[ $need_linux -eq 0 ]; then
 	echo "make deps: system packages already installed"
 	exit 0
 fi
@@ -93,6 +102,21 @@ if [ ${#missing[@]} -gt 0 ]; then
 	if [ ${#others[@]} -ne ${#missing[@]} ]; then
 		"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
 			"${QEMU_RELEASE[@]}" "$QEMU_PACKAGE" >/dev/null
+	fi
+fi
+if [ $need_linux -eq 1 ]; then
+	# madison's output is taken whole first: grep -q would stop reading it,
+	# and under pipefail the killed writer would fail the test.
+	offered=$(apt-cache madison "$LINUX_SOURCE_PACKAGE")
+	if grep -qF " $LINUX_SOURCE_VERSION " <<<"$offered"; then
+		echo "make deps: installing $LINUX_SOURCE_PACKAGE $LINUX_SOURCE_VERSION (the committed results' kernel source)"
+		"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --allow-downgrades \
+			"$LINUX_SOURCE_PACKAGE=$LINUX_SOURCE_VERSION" >/dev/null
+	elif [ -n "$installed_linux" ]; then
+		echo "make deps: warning: apt no longer has $LINUX_SOURCE_PACKAGE $LINUX_SOURCE_VERSION; keeping $installed_linux, so kernels and runs get new keys (make compare then judges by tolerance)" >&2
+	else
+		echo "make deps: warning: apt has no $LINUX_SOURCE_PACKAGE $LINUX_SOURCE_VERSION; installing its newest, so kernels and runs get new keys (make compare then judges by tolerance)" >&2
+		"${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$LINUX_SOURCE_PACKAGE" >/dev/null
 	fi
 fi
 echo "make deps: done"

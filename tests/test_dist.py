@@ -5,6 +5,8 @@ whole archive."""
 
 from __future__ import annotations
 
+import csv
+import re
 import subprocess
 from pathlib import Path
 
@@ -22,6 +24,19 @@ def test_install_deps_lists_the_packages_it_installs(repo_root: Path) -> None:
     listed = run(["bash", str(repo_root / dist.INSTALL_DEPS), "--list"]).split()
     assert kernel.DEBIAN_PACKAGE in listed and "gcc-aarch64-linux-gnu" in listed
     assert "qemu-system-arm" in listed
+
+
+def test_install_deps_pins_the_kernel_source_the_committed_results_name(
+        repo_root: Path) -> None:
+    script = (repo_root / dist.INSTALL_DEPS).read_text()
+    pinned = re.search(r"^LINUX_SOURCE_VERSION=(\S+)$", script, re.MULTILINE)
+    assert pinned, "install-deps.sh sets no LINUX_SOURCE_VERSION"
+    named = set()
+    for table in (repo_root / "results").rglob("*.csv"):
+        with table.open(newline="") as rows:
+            named |= {row["kernel_source"] for row in csv.DictReader(rows)
+                      if row.get("kernel_source", "").startswith("debian ")}
+    assert named == {f"debian {kernel.DEBIAN_PACKAGE} {pinned.group(1)}"}
 
 
 def test_pinned_repository_checks_out_without_history_or_left_out_files(
