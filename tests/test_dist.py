@@ -5,7 +5,6 @@ whole archive."""
 
 from __future__ import annotations
 
-import csv
 import re
 import subprocess
 from pathlib import Path
@@ -14,6 +13,7 @@ import pytest
 
 from builders import dist, disk, kernel, local_debs
 from builders.process import checkout_pinned, run
+from experiments import collect
 
 
 def _git(repo: Path, *args: str) -> str:
@@ -33,9 +33,8 @@ def test_install_deps_pins_the_kernel_source_the_committed_results_name(
     assert pinned, "install-deps.sh sets no LINUX_SOURCE_VERSION"
     named = set()
     for table in (repo_root / "results").rglob("*.csv"):
-        with table.open(newline="") as rows:
-            named |= {row["kernel_source"] for row in csv.DictReader(rows)
-                      if row.get("kernel_source", "").startswith("debian ")}
+        named |= {row["kernel_source"] for row in collect.read_csv(table)
+                  if row.get("kernel_source", "").startswith("debian ")}
     assert named == {f"debian {kernel.DEBIAN_PACKAGE} {pinned.group(1)}"}
 
 
