@@ -147,6 +147,10 @@ def build(args: argparse.Namespace) -> tuple[object, dict]:
                 timing.install(decoder)
         hierarchy = PrivateL1L2SharedL3(topology, model.make_l1i, model.make_l1d,
                                         model.make_l2, model.make_l3, mte_tags)
+        if mte_tags is not None:
+            # A store checked in SYNC mode waits for its tags from here (gem5 0030)
+            for cpu in cpus:
+                cpu.syncCheckTags = mte_tags
         count_privilege(cpus)
         apply_overrides({
             "cpu": cpus,
