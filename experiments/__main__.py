@@ -95,6 +95,10 @@ def main(argv: list[str] | None = None) -> int:
                      "e.g. cpu.numROBEntries=64: a derived run")
     run.add_argument("--samples", type=int, help="layout samples per run (overrides the "
                      "experiment's 'samples'; sample 0 is the run as defined)")
+    run.add_argument("--sample", type=int, help="only this layout sample of each run (0 is "
+                     "the run as defined); its rows replace that sample's rows in the CSV, "
+                     "the others are kept, so a long experiment can be made a sample at a "
+                     "time")
     run.add_argument("--dry-run", action="store_true",
                      help="list what would be built and simulated, with host times from the "
                      "recorded runs, and build or simulate nothing")
@@ -278,6 +282,8 @@ def main(argv: list[str] | None = None) -> int:
                 results_dir = results_dir or folders.USER_DERIVED / label
             if args.samples is not None:
                 experiments = [spec.with_samples(e, args.samples) for e in experiments]
+            if args.sample is not None:
+                experiments = [spec.only_sample(e, args.sample) for e in experiments]
             if args.detail is not None:
                 changed = [spec.with_detail(e, args.detail) for e in experiments]
                 if changed != experiments and not (args.cores or args.params):

@@ -522,6 +522,18 @@ def with_samples(experiment: Experiment, samples: int) -> Experiment:
     return _with_canary_of(experiment, tuple(runs))
 
 
+def only_sample(experiment: Experiment, sample: int) -> Experiment:
+    """The experiment's runs of one layout sample: a long experiment made one
+    sample at a time (in separate sessions or on separate machines), each
+    sample's rows merged into the results file in place of that sample's."""
+    samples = sorted({run.sample for run in experiment.runs})
+    if sample not in samples:
+        raise BadExperiment(f"{experiment.name} has no layout sample {sample}; its samples: "
+                            f"{', '.join(map(str, samples))}")
+    runs = tuple(run for run in experiment.runs if run.sample == sample)
+    return replace(_with_canary_of(experiment, runs), partial=True)
+
+
 def derived_label(cores: Sequence[str], params: Sequence[str]) -> str:
     """A directory name for a derived experiment's results."""
     text = "-".join([*cores, *params]) or "unmodified"

@@ -290,6 +290,22 @@ def test_filtered_run_merges_into_the_csv(tmp_path: Path, cache_root: Path) -> N
     assert not (tmp_path / "results").exists()
 
 
+def test_one_layout_sample_at_a_time_merges_into_the_csv(tmp_path: Path,
+                                                        cache_root: Path) -> None:
+    # A long experiment made a sample at a time (one session or machine each)
+    # ends as the CSV of the whole experiment, each sample's rows once.
+    experiment = spec.with_samples(_experiment(tmp_path), 2)
+    second = _run(tmp_path, spec.only_sample(experiment, 1))
+    assert {r["sample"] for r in second} == {"1"}
+    both = _run(tmp_path, spec.only_sample(experiment, 0))
+    assert {r["sample"] for r in both} == {"0", "1"}
+    assert [r for r in both if r["sample"] == "1"] == second
+    again = _run(tmp_path, spec.only_sample(experiment, 1))
+    assert sorted(map(str, again)) == sorted(map(str, both))
+    with pytest.raises(spec.BadExperiment, match="no layout sample 2; its samples: 0, 1"):
+        spec.only_sample(experiment, 2)
+
+
 def test_progress_lines_and_run_start_lines(tmp_path: Path, cache_root: Path,
                                             monkeypatch: pytest.MonkeyPatch,
                                             caplog: pytest.LogCaptureFixture) -> None:
