@@ -179,8 +179,8 @@ class Experiment:
     # Full-detail twins of some fast-forward runs ([canary]): their rows go to
     # <results>/canary/<name>.csv and `compare` pairs them with their twins.
     canary: tuple[RunSpec, ...] = ()
-    # Some of the experiment's runs only (its quick part): their rows replace
-    # theirs in the results file and the other rows stay.
+    # Some of the experiment's runs only (its quick part, or one layout sample):
+    # their rows replace theirs in the results file and the other rows stay.
     partial: bool = False
 
 
