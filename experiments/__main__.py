@@ -2,7 +2,8 @@
 ``python -m experiments compare REFERENCE NEW [NAME ...]``,
 ``python -m experiments paired REFERENCE NEW [NAME ...]``,
 ``python -m experiments trace NAME --variant V --workload W [--features F] [--sample N]
-[--branches]`` and
+[--branches]``,
+``python -m experiments region-stats CSV --stat NAME [--where COLUMN=VALUE]`` and
 ``python -m experiments list``."""
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from builders import buildroot
 from builders.gem5 import VARIANTS as GEM5_VARIANTS
 from builders.process import CommandFailed
 from experiments import (backends, branches, canary, collect, compare, dry_run, folders,
-                         gem5_builds, paired, qemu_arm32, qemu_reference, runner, simulate,
-                         spec, trace)
+                         gem5_builds, paired, qemu_arm32, qemu_reference, region_stats, runner,
+                         simulate, spec, trace)
 
 EXIT_FAILED = 1
 EXIT_CANCELLED = 130  # as a shell reports a process stopped by SIGINT
@@ -177,6 +178,9 @@ def main(argv: list[str] | None = None) -> int:
     qemu_arm32.add_arguments(sub.add_parser(
         "qemu-arm32", help="claim C3 as published: getppid() on QEMU's vexpress-a15, "
         "software PAN off and on"))
+    region_stats.add_arguments(sub.add_parser(
+        "region-stats", help="chosen gem5 statistics of the measured region (the first "
+        "dump) of a results CSV's runs, from the run cache, under the command that prints them"))
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s",
                         datefmt="%H:%M:%S")
@@ -187,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         return qemu_reference.cli(args)
     if args.command == "qemu-arm32":
         return qemu_arm32.cli(args)
+    if args.command == "region-stats":
+        return region_stats.cli(args)
     if args.command == "list":
         broken = 0
         for name in spec.available(definitions):
