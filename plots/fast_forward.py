@@ -20,7 +20,7 @@ import pandas as pd
 
 from experiments import collect, compare, paired
 from plots import (c1_published, c1_sctlr, c2_kpkeys, c2_kpkeys_vmalloc, c4_uaccess,
-                   c4_uaccess_sysreg, c5_contpte, style)
+                   c4_uaccess_sysreg, c5_contpte, c5_contpte_numa, style)
 
 CHECKS = "checks/fast-forward"
 PARTS = ("setup", "warmup", "region", "teardown")
@@ -35,7 +35,7 @@ BASELINES = {
     "c2-kpkeys-spawn": c2_kpkeys.BASELINE, "c2-kpkeys-vmalloc": c2_kpkeys.BASELINE,
     "c4-uaccess": c4_uaccess.BASELINE, "c4-uaccess-sysreg": c4_uaccess_sysreg.BASELINE,
     "c5-contpte": c5_contpte.BASELINE, "c5-contpte-sweep": c5_contpte.BASELINE,
-    "c5-contpte-mix": c5_contpte.BASELINE, "c5-contpte-numa": c5_contpte.BASELINE,
+    "c5-contpte-mix": c5_contpte.BASELINE, "c5-contpte-numa": c5_contpte_numa.BASELINE,
 }
 EFFECT_METRIC = "ns_per_iteration"
 # Where the figure measures something else: test_vmalloc's region is mostly
