@@ -3,7 +3,8 @@
 ``python -m experiments paired REFERENCE NEW [NAME ...]``,
 ``python -m experiments trace NAME --variant V --workload W [--features F] [--sample N]
 [--branches]``,
-``python -m experiments region-stats CSV --stat NAME [--where COLUMN=VALUE]`` and
+``python -m experiments region-stats CSV --stat NAME [--where COLUMN=VALUE[,VALUE]]
+[--label COLUMN]`` and
 ``python -m experiments list``."""
 
 from __future__ import annotations

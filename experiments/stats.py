@@ -17,10 +17,11 @@ class MissingStats(RuntimeError):
     pass
 
 
-def read_dumps(path: Path) -> list[dict[str, float]]:
-    """Every dump in the file, in order, as {stat name: value}; non-numbers skipped."""
-    dumps: list[dict[str, float]] = []
-    current: dict[str, float] | None = None
+def read_dump_texts(path: Path) -> list[dict[str, str]]:
+    """Every complete dump in the file, in order, as {stat name: value as gem5
+    wrote it} (each statistic has its own precision, which a float loses)."""
+    dumps: list[dict[str, str]] = []
+    current: dict[str, str] | None = None
     for line in path.read_text().splitlines():
         if line.startswith(BEGIN):
             current = {}
@@ -29,10 +30,21 @@ def read_dumps(path: Path) -> list[dict[str, float]]:
                 dumps.append(current)
             current = None
         elif current is not None and (match := LINE.match(line)):
+            current[match.group(1)] = match.group(2)
+    return dumps
+
+
+def read_dumps(path: Path) -> list[dict[str, float]]:
+    """Every dump in the file, in order, as {stat name: value}; non-numbers skipped."""
+    dumps: list[dict[str, float]] = []
+    for texts in read_dump_texts(path):
+        dump: dict[str, float] = {}
+        for name, text in texts.items():
             try:
-                current[match.group(1)] = float(match.group(2))
+                dump[name] = float(text)
             except ValueError:
                 continue
+        dumps.append(dump)
     return dumps
 
 

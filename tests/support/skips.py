@@ -25,3 +25,11 @@ def missing_build(what: str, command: str) -> NoReturn:
     that builds it, at the test's own location."""
     raise MissingBuild(f"SKIP: {what} is not in the build cache; run {command}",
                        _use_item_location=True)
+
+
+def missing_runs(keys: list[str], command: str) -> NoReturn:
+    """Skips the test with one line naming the runs that are not in the run
+    cache (outputs of simulations, as builds are of compilers: strict mode
+    accepts the skip for the same reason) and the command that makes them."""
+    raise MissingBuild(f"SKIP: runs {', '.join(keys)} are not in the run cache; run {command}",
+                       _use_item_location=True)
