@@ -18,10 +18,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from builders import cache
-from experiments import collect, raw_outputs, stats
+from experiments import collect, folders, raw_outputs, stats
 
 COMMAND = "python -m experiments region-stats"
-REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
 class BadSelection(ValueError):
@@ -103,7 +102,7 @@ def shown_path(path: Path) -> str:
     """The CSV as the first line names it: from the repository's root, where
     that line runs, when it is inside the repository."""
     try:
-        return str(path.resolve().relative_to(REPO_ROOT))
+        return str(path.resolve().relative_to(folders.REPO_ROOT))
     except ValueError:
         return str(path.resolve())
 
@@ -118,8 +117,8 @@ def command_line(args: argparse.Namespace) -> str:
     return f"{COMMAND} {shlex.join(words)}"
 
 
-def report(args: argparse.Namespace, runs_root: Path) -> str:
-    """The command line, then each run's key, label and matching statistics."""
+def chosen_runs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """(run key, label) of every run the arguments choose; bad arguments refused."""
     rows = read_rows(args.csv)
     columns = list(rows[0])
     label = args.label or ["workload"]
@@ -130,6 +129,12 @@ def report(args: argparse.Namespace, runs_root: Path) -> str:
     runs = selected_runs(rows, parse_where(args.where, columns), label)
     if not runs:
         raise BadSelection(f"{args.csv}: no row matches {' '.join(args.where)}")
+    return runs
+
+
+def report(args: argparse.Namespace, runs_root: Path) -> str:
+    """The command line, then each run's key, label and matching statistics."""
+    runs = chosen_runs(args)
     lines = [f"# {command_line(args)}"]
     matched: set[str] = set()
     for key, text in runs:

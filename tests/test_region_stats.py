@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from builders import cache
-from experiments import collect, raw_outputs, region_stats
+from experiments import raw_outputs, region_stats
 from experiments.__main__ import main
 from support.skips import missing_runs
 
@@ -147,10 +147,8 @@ def test_a_committed_stats_file_is_what_its_first_line_prints(
     monkeypatch.chdir(REPO_ROOT)
     args = arguments(Path(words[0]), *words[1:])
     runs_root = cache.cache_root() / "runs"
-    rows = collect.read_csv(REPO_ROOT / args.csv)
-    wanted = region_stats.selected_runs(rows, region_stats.parse_where(args.where, list(rows[0])),
-                                        args.label or ["workload"])
-    missing = [key for key, _ in wanted if not raw_outputs.stats(runs_root / key).is_file()]
+    missing = [key for key, _ in region_stats.chosen_runs(args)
+               if not raw_outputs.stats(runs_root / key).is_file()]
     if missing:
         missing_runs(missing, f"the experiment that made {args.csv} on this machine "
                      "(results/README.md names its command)")
