@@ -72,7 +72,7 @@ Arg = str | CachedFile | GuestScript | OutputDir
 class Simulation:
     """One gem5 invocation of ``run.py``: its arguments and what it is for."""
 
-    kind: str  # cache kind: "checkpoints", "runs", "traces"
+    kind: str  # one of raw_outputs' cache kinds
     args: tuple[Arg, ...]
     label: str
     variant: str
@@ -141,15 +141,16 @@ def boot_simulation(builds: Builds, spec: RunSpec) -> Simulation:
             "--cores", str(spec.cores), "--max-ticks", str(BOOT_MAX_TICKS),
             *[a for k in spec.kernel_args for a in ("--kernel-arg", k)],
             "--checkpoint-out", OutputDir("cpt")]
-        return Simulation("checkpoints", tuple(args32), label, spec.variant, BOOT_MAX_TICKS,
-                          builds)
+        return Simulation(raw_outputs.CHECKPOINTS, tuple(args32), label, spec.variant,
+                          BOOT_MAX_TICKS, builds)
     args: list[Arg] = [
         "boot", *_files(builds, spec.variant), "--architecture", architecture,
         "--features", ",".join(spec.features), "--memory", spec.memory,
         "--cores", str(spec.cores), *_numa_args(spec), "--max-ticks", str(BOOT_MAX_TICKS),
         *[a for k in spec.kernel_args for a in ("--kernel-arg", k)],
         "--checkpoint-out", OutputDir("cpt")]
-    return Simulation("checkpoints", tuple(args), label, spec.variant, BOOT_MAX_TICKS, builds)
+    return Simulation(raw_outputs.CHECKPOINTS, tuple(args), label, spec.variant,
+                      BOOT_MAX_TICKS, builds)
 
 
 def kernel_module(builds: Builds, spec: RunSpec) -> bytes | None:
@@ -195,7 +196,8 @@ def run_simulation(builds: Builds, spec: RunSpec, checkpoint: cache.Entry | None
         *(["--detail", spec.detail] if spec.detail != catalog.DETAIL_FULL else []),
         *(["--atomic-clock", spec.workload.atomic_clock]
           if spec.cpu == "atomic" and spec.workload.atomic_clock else [])]
-    kind, label = ("model-checks", f"check {spec.label}") if check else ("runs", spec.label)
+    kind, label = ((raw_outputs.MODEL_CHECKS, f"check {spec.label}") if check
+                   else (raw_outputs.RUNS, spec.label))
     return Simulation(kind, tuple(args), label, spec.variant, max_ticks, builds, checkpoint)
 
 
@@ -216,5 +218,6 @@ def _arm32_run_simulation(builds: Builds, spec: RunSpec, checkpoint: cache.Entry
         *start, *_arm32_files(builds, spec.variant), "--cpu", spec.cpu, "--core", spec.core,
         "--memory", spec.memory, "--cores", str(spec.cores), "--max-ticks", str(max_ticks),
         "--init-args", spec.init_args, *[a for p in spec.params for a in ("--param", p)]]
-    kind, label = ("model-checks", f"check {spec.label}") if check else ("runs", spec.label)
+    kind, label = ((raw_outputs.MODEL_CHECKS, f"check {spec.label}") if check
+                   else (raw_outputs.RUNS, spec.label))
     return Simulation(kind, tuple(args), label, spec.variant, max_ticks, builds, checkpoint)

@@ -26,6 +26,12 @@ SIMERR = "simerr.txt"
 COMMAND = "command.txt"
 PROVENANCE = "provenance.json"
 TAIL_LINES = 30
+# The cache kinds a simulation's raw output is kept under: a boot's
+# checkpoint, a measured run, a run that only builds the model, a trace.
+CHECKPOINTS = "checkpoints"
+RUNS = "runs"
+MODEL_CHECKS = "model-checks"
+TRACES = "traces"
 
 
 class SimulationFailed(RuntimeError):

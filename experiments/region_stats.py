@@ -157,7 +157,7 @@ def report(args: argparse.Namespace, runs_root: Path) -> str:
 
 def cli(args: argparse.Namespace) -> int:
     try:
-        print(report(args, cache.cache_root() / "runs"), end="")
+        print(report(args, cache.cache_root() / raw_outputs.RUNS), end="")
     except BadSelection as err:
         logging.error("%s", err)
         return 1

@@ -10,13 +10,13 @@ from pathlib import Path
 from collections.abc import Sequence
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFINITIONS = Path(__file__).resolve().parent / "definitions"
 
 from hardening import catalog, param_overrides, sysreg  # noqa: E402
 
 from builders import kernel  # noqa: E402
 from experiments import param_values, schema  # noqa: E402
+from experiments.folders import REPO_ROOT  # noqa: E402
 from experiments.schema import BadExperiment  # noqa: E402
 
 

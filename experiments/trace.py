@@ -252,7 +252,7 @@ def traced(run: gem5_commands.Simulation, flags: str, fifo: str, what: str,
     trace. The flags are part of its key, and so is ``counts``, what the
     reader writes into the entry: the counts are made while gem5 runs, so a
     trace cached with other counts must be simulated again."""
-    return dataclasses.replace(run, kind="traces", label=f"{what} {run.label}",
+    return dataclasses.replace(run, kind=raw_outputs.TRACES, label=f"{what} {run.label}",
                                gem5_options=(f"--debug-flags={flags}", f"--debug-file={fifo}"),
                                counts=counts)
 
