@@ -1,5 +1,5 @@
 """Table: what the sensitivity checks' extra ISB cycles come to per ISB, on
-the A76, N1 and V1 models, beside the one public figure for these cores.
+the A76, N1 and V1 models, beside the public figures (one cycle count for these cores).
 
 Reads results/checks/isb/sysreg-isb.csv (the runs of
 experiments/definitions/checks/sysreg-isb.toml: sysreg-microbench's loops of
@@ -56,7 +56,7 @@ def table(above: pd.DataFrame) -> str:
     lines = ["Cycles per ISB above the loop alone (sysreg-microbench's `isb` less its `nop`, "
              "same core and setting), at EL1 with interrupts masked, one run per cell; the "
              "setting adds that many cycles to the model's ISB (`sysreg.isb_latency`). "
-             "Public figure: " + public_text(published_rows().get("isb", [])) + ".", "",
+             "Public figures: " + public_text(published_rows().get("isb", [])) + ".", "",
              "| extra ISB cycles | " + " | ".join(cores) + " |",
              "|---:|" + "---:|" * len(cores)]
     for extra, row in above.iterrows():
