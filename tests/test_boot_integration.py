@@ -16,6 +16,7 @@ from experiments.gem5_builds import Builds
 from experiments.gem5_commands import GuestScript
 from experiments.raw_outputs import SimulationFailed
 from experiments.spec import catalog
+from support.real_gem5 import rows_by_metric, run_definition, run_gem5
 from support.skips import missing_build
 
 pytestmark = pytest.mark.needs_gem5
@@ -29,12 +30,8 @@ def builds(cached_builds_or_skip: Callable[..., Builds]) -> Builds:
 
 def _gem5(builds: Builds, out: Path, mode: str, *args: gem5_commands.Arg) -> str:
     """Run gem5 once into ``out`` (no cache); the guest console."""
-    simulation = gem5_commands.Simulation(
-        "runs", (mode, *gem5_commands._files(builds, "baseline"), *args), "boot test", "baseline",
-        MAX_TICKS, builds)
-    gem5 = simulate.Gem5Runner(simulate.RepoState("test", False))
-    gem5.run(simulation, out)
-    return (out / "m5out" / raw_outputs.CONSOLE).read_text(errors="replace")
+    return run_gem5(builds, "baseline", out, mode, *args, max_ticks=MAX_TICKS,
+                    label="boot test")
 
 
 def test_atomic_boot_runs_guest_script(builds: Builds, tmp_path: Path) -> None:
@@ -154,21 +151,13 @@ iterations = 200
 
 
 def test_one_real_run_through_the_runner(builds: Builds, tmp_path: Path) -> None:
-    import csv
-
-    from experiments import runner, spec
-
-    (tmp_path / "probe.toml").write_text(REAL_PROBE)
-    experiment = spec.load("probe", tmp_path)
-    gem5 = simulate.Gem5Runner(simulate.RepoState.read())
-    (target,) = runner.run_experiments([experiment], builds, gem5, 1, tmp_path / "results")
-    with target.open() as handle:
-        rows = {r["metric"]: r for r in csv.DictReader(handle)}
+    target = run_definition(REAL_PROBE, builds, tmp_path)
+    rows = rows_by_metric(target)
     assert float(rows["cycles_per_iteration"]["value"]) > 0
     assert rows["instructions"]["gem5_build"] == builds.gem5.key
     assert rows["instructions"]["checkpoint"]
     # Collected again from the same raw outputs: the same rows.
-    (again,) = runner.run_experiments([experiment], builds, gem5, 1, tmp_path / "again")
+    again = run_definition(REAL_PROBE, builds, tmp_path, results="again")
     assert again.read_text() == target.read_text()
 
 
@@ -283,18 +272,10 @@ def _simulated_lines(stats_txt: Path) -> list[str]:
 
 def _probe_run(builds: Builds, tmp_path: Path) -> Path:
     """The raw outputs (cache entry) of REAL_PROBE's one O3 run."""
-    import csv
-
     from builders import cache
-    from experiments import runner, spec
 
-    (tmp_path / "probe.toml").write_text(REAL_PROBE)
-    experiment = spec.load("probe", tmp_path)
-    gem5 = simulate.Gem5Runner(simulate.RepoState.read())
-    (target,) = runner.run_experiments([experiment], builds, gem5, 1, tmp_path / "results")
-    with target.open() as handle:
-        run_key = next(csv.DictReader(handle))["run"]
-    return cache.Entry("runs", run_key, cache.cache_root()).path
+    run_key = rows_by_metric(run_definition(REAL_PROBE, builds, tmp_path))["instructions"]["run"]
+    return cache.Entry(raw_outputs.RUNS, run_key, cache.cache_root()).path
 
 
 def _rerun(raw: Path, outdir: Path, binary: Path | None = None, extra: tuple[str, ...] = ()) -> None:
@@ -376,16 +357,7 @@ TLBI_PROBE = REAL_PROBE.replace('name = "probe"', 'name = "tlbi-probe"').replace
 
 
 def test_tlbi_timing_counters_reach_the_results(builds: Builds, tmp_path: Path) -> None:
-    import csv
-
-    from experiments import runner, spec
-
-    (tmp_path / "tlbi-probe.toml").write_text(TLBI_PROBE)
-    experiment = spec.load("tlbi-probe", tmp_path)
-    gem5 = simulate.Gem5Runner(simulate.RepoState.read())
-    (target,) = runner.run_experiments([experiment], builds, gem5, 1, tmp_path / "results")
-    with target.open() as handle:
-        rows = {r["metric"]: r for r in csv.DictReader(handle)}
+    rows = rows_by_metric(run_definition(TLBI_PROBE, builds, tmp_path))
     assert {"local_tlbis", "broadcast_tlbis", "dsb_tlbi_waits", "dsb_tlbi_wait_ps"} <= set(rows)
     assert "tlbi.broadcast_completion=500ns" in rows["instructions"]["params"]
 

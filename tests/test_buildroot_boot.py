@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from builders import buildroot
-from experiments import gem5_commands, raw_outputs, simulate
 from experiments.gem5_builds import Builds
 from experiments.gem5_commands import GuestScript
+from support.real_gem5 import run_gem5
 from support.skips import missing_build
 
 pytestmark = pytest.mark.needs_gem5
@@ -36,15 +36,12 @@ def builds(cached_builds_or_skip: Callable[..., Builds]) -> Builds:
 
 def test_buildroot_image_boots_and_runs_the_guest_programs(builds: Builds,
                                                            tmp_path: Path) -> None:
-    simulation = gem5_commands.Simulation(
-        "runs", ("direct", *gem5_commands._files(builds, "baseline"), "--cpu", "atomic",
-                 "--max-ticks", str(MAX_TICKS), "--script", GuestScript(
-                     "cat /etc/os-release\n"
-                     "/bench/syscall_loop getppid 10 1000\n"
-                     "run-selftest arm64/abi/hwcap\n")),
-        "Buildroot boot test", "baseline", MAX_TICKS, builds)
-    simulate.Gem5Runner(simulate.RepoState("test", False)).run(simulation, tmp_path)
-    console = (tmp_path / "m5out" / raw_outputs.CONSOLE).read_text(errors="replace")
+    console = run_gem5(builds, "baseline", tmp_path, "direct", "--cpu", "atomic",
+                       "--max-ticks", str(MAX_TICKS), "--script", GuestScript(
+                           "cat /etc/os-release\n"
+                           "/bench/syscall_loop getppid 10 1000\n"
+                           "run-selftest arm64/abi/hwcap\n"),
+                       max_ticks=MAX_TICKS, label="Buildroot boot test")
     assert "init: up" in console
     assert "NAME=Buildroot" in console
     assert "ops=1000" in console

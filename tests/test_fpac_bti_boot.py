@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from experiments import gem5_commands, raw_outputs, simulate
+from experiments import raw_outputs
 from experiments.gem5_builds import Builds
 from experiments.gem5_commands import GuestScript
+from support.real_gem5 import run_gem5
 
 pytestmark = pytest.mark.needs_gem5
 MAX_TICKS = 5 * 10**12
@@ -31,17 +32,13 @@ def builds(cached_builds_or_skip: Callable[..., Builds]) -> Builds:
 def _boot_and_run_selftests(builds: Builds, out: Path, features: str) -> tuple[str, str]:
     """Boot on the atomic CPU, run the pauth and BTI selftests; the guest
     console and gem5's trace of every fault taken."""
-    simulation = gem5_commands.Simulation(
-        "runs", ("direct", *gem5_commands._files(builds, "selftests"), "--cpu", "atomic",
-                 "--features", features, "--max-ticks", str(MAX_TICKS),
-                 "--script", GuestScript("set -e\nrun-selftest arm64/pauth/pac\n"
-                                         "run-selftest arm64/bti/btitest\n")),
-        "FPAC/BTI test", "selftests", MAX_TICKS, builds,
-        gem5_options=("--debug-flags=Faults", f"--debug-file={FAULT_TRACE}"))
-    simulate.Gem5Runner(simulate.RepoState("test", False)).run(simulation, out)
-    m5out = out / "m5out"
-    return ((m5out / raw_outputs.CONSOLE).read_text(errors="replace"),
-            (m5out / FAULT_TRACE).read_text(errors="replace"))
+    console = run_gem5(builds, "selftests", out, "direct", "--cpu", "atomic",
+                       "--features", features, "--max-ticks", str(MAX_TICKS),
+                       "--script", GuestScript("set -e\nrun-selftest arm64/pauth/pac\n"
+                                               "run-selftest arm64/bti/btitest\n"),
+                       max_ticks=MAX_TICKS, label="FPAC/BTI test",
+                       gem5_options=("--debug-flags=Faults", f"--debug-file={FAULT_TRACE}"))
+    return console, (out / raw_outputs.M5OUT / FAULT_TRACE).read_text(errors="replace")
 
 
 def _both_pass(console: str) -> None:

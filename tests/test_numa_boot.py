@@ -7,16 +7,16 @@ mainline arm) in the build cache; without them it is skipped with one line.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from experiments import gem5_commands, raw_outputs, runner, simulate, spec
+from experiments import gem5_commands
 from experiments.gem5_builds import Builds
 from experiments.gem5_commands import GuestScript
 from experiments.raw_outputs import SimulationFailed
+from support.real_gem5 import rows_by_metric, run_definition, run_gem5
 
 pytestmark = pytest.mark.needs_gem5
 NUMA_KERNEL = "contpte-batched"
@@ -34,11 +34,8 @@ def builds(cached_builds_or_skip: Callable[..., Builds]) -> Builds:
 
 
 def _gem5(builds: Builds, out: Path, mode: str, *args: gem5_commands.Arg) -> str:
-    simulation = gem5_commands.Simulation(
-        "runs", (mode, *gem5_commands._files(builds, NUMA_KERNEL), *args), "numa test",
-        NUMA_KERNEL, MAX_TICKS, builds)
-    simulate.Gem5Runner(simulate.RepoState("test", False)).run(simulation, out)
-    return (out / "m5out" / raw_outputs.CONSOLE).read_text(errors="replace")
+    return run_gem5(builds, NUMA_KERNEL, out, mode, *args, max_ticks=MAX_TICKS,
+                    label="numa test")
 
 
 def test_guest_sees_two_nodes_with_their_cores_and_distances(builds: Builds,
@@ -76,12 +73,7 @@ iterations = 2
 
 def test_two_node_run_restores_and_reports_cross_node_traffic(builds: Builds,
                                                               tmp_path: Path) -> None:
-    (tmp_path / "numa-probe.toml").write_text(PROBE)
-    experiment = spec.load("numa-probe", tmp_path)
-    gem5 = simulate.Gem5Runner(simulate.RepoState.read())
-    (target,) = runner.run_experiments([experiment], builds, gem5, 1, tmp_path / "results")
-    with target.open() as handle:
-        rows = {r["metric"]: r for r in csv.DictReader(handle)}
+    rows = rows_by_metric(run_definition(PROBE, builds, tmp_path))
     assert rows["instructions"]["cores"] == "4" and rows["instructions"]["nodes"] == "2"
     # Children on both nodes: memory of the other node is read, lines cross.
     assert float(rows["remote_memory_responses"]["value"]) > 0
