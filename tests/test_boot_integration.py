@@ -381,25 +381,17 @@ def test_tlbi_timing_at_zero_changes_no_simulated_result(builds: Builds, tmp_pat
     """Patches 0014/0015 switched off: the timing object present with every
     latency zero, and contiguous entries off, simulate exactly what a run
     without them does (only the timing object's own statistics are new)."""
-    import csv
-
     from builders import cache
-    from experiments import runner, spec
 
     # Exits issue broadcast TLBIs and the DSBs that wait for them.
     plain = EXIT_PROBE.replace("PARAMS", "[]")
     zero = EXIT_PROBE.replace('name = "probe"', 'name = "zero"').replace(
         "PARAMS", '["tlbi.broadcast_completion=0ns", "walker.contiguous_entries=false"]')
-    (tmp_path / "probe.toml").write_text(plain)
-    (tmp_path / "zero.toml").write_text(zero)
-    gem5 = simulate.Gem5Runner(simulate.RepoState.read())
     raws = []
-    for name in ("probe", "zero"):
-        (target,) = runner.run_experiments([spec.load(name, tmp_path)], builds, gem5, 1,
-                                           tmp_path / name)
-        with target.open() as handle:
-            run_key = next(csv.DictReader(handle))["run"]
-        raws.append(cache.Entry("runs", run_key, cache.cache_root()).path)
+    for name, text in (("probe", plain), ("zero", zero)):
+        rows = rows_by_metric(run_definition(text, builds, tmp_path, results=name))
+        raws.append(cache.Entry(raw_outputs.RUNS, rows["instructions"]["run"],
+                                cache.cache_root()).path)
     plain, timed = (_simulated_lines(raw / "m5out" / "stats.txt") for raw in raws)
     assert plain == [line for line in timed if not line.startswith("board.tlbi_timing.")]
     broadcasts = next(line for line in timed
