@@ -101,6 +101,12 @@ def main(argv: list[str] | None = None) -> int:
                      "the run as defined); its rows replace that sample's rows in the CSV, "
                      "the others are kept, so a long experiment can be made a sample at a "
                      "time")
+    run.add_argument("--variant", dest="variants", action="append", default=[],
+                     help="only the runs on this kernel variant (repeatable); their rows "
+                     "replace those runs' rows in the CSV, the others are kept")
+    run.add_argument("--features", action="append", default=[],
+                     help="only the runs with this feature set (repeatable, e.g. pan,pac); "
+                     "merged like --variant")
     run.add_argument("--dry-run", action="store_true",
                      help="list what would be built and simulated, with host times from the "
                      "recorded runs, and build or simulate nothing")
@@ -291,6 +297,9 @@ def main(argv: list[str] | None = None) -> int:
                 experiments = [spec.with_samples(e, args.samples) for e in experiments]
             if args.sample is not None:
                 experiments = [spec.only_sample(e, args.sample) for e in experiments]
+            if args.variants or args.features:
+                experiments = [spec.only_runs(e, args.variants, args.features)
+                               for e in experiments]
             if args.detail is not None:
                 changed = [spec.with_detail(e, args.detail) for e in experiments]
                 if changed != experiments and not (args.cores or args.params):

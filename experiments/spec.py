@@ -534,6 +534,26 @@ def only_sample(experiment: Experiment, sample: int) -> Experiment:
     return replace(_with_canary_of(experiment, runs), partial=True)
 
 
+def only_runs(experiment: Experiment, variants: Sequence[str] = (),
+              features: Sequence[str] = ()) -> Experiment:
+    """The experiment's runs on these kernel variants and/or feature sets (e.g.
+    only the base kernel of a check whose other arms are not built yet), their
+    rows merged into the results file in place of those runs' rows."""
+    wanted_features = [catalog.parse_features(f) for f in features]
+    for asked, own, what in (
+            (list(variants), sorted({r.variant for r in experiment.runs}), "variant"),
+            ([",".join(f) for f in wanted_features],
+             sorted({",".join(r.features) for r in experiment.runs}), "feature set")):
+        unknown = [a for a in asked if a not in own]
+        if unknown:
+            raise BadExperiment(f"{experiment.name} has no {what} {', '.join(unknown)}; "
+                                f"its {what}s: {'; '.join(own)}")
+    runs = tuple(run for run in experiment.runs
+                 if (not variants or run.variant in variants)
+                 and (not wanted_features or run.features in wanted_features))
+    return replace(_with_canary_of(experiment, runs), partial=True)
+
+
 def derived_label(cores: Sequence[str], params: Sequence[str]) -> str:
     """A directory name for a derived experiment's results."""
     text = "-".join([*cores, *params]) or "unmodified"

@@ -340,6 +340,19 @@ def test_only_cpu_keeps_one_cpu_type(tmp_path: Path) -> None:
         spec.only_cpu(experiment, "timing")
 
 
+def test_only_runs_keeps_the_named_variants_and_feature_sets(tmp_path: Path) -> None:
+    experiment = spec.load("probe", _write(tmp_path, GOOD))
+    # Named in any order: the feature set is compared in its canonical order.
+    chosen = spec.only_runs(experiment, ["baseline"], ["pan,pac"])
+    assert {r.features for r in chosen.runs} == {("pac", "pan")}
+    assert len(chosen.runs) == 2 and chosen.partial
+    with pytest.raises(spec.BadExperiment, match="no variant nope; its variants: baseline"):
+        spec.only_runs(experiment, ["nope"])
+    with pytest.raises(spec.BadExperiment, match="no feature set mte; its feature sets: ; "
+                       "pac,pan; pan"):
+        spec.only_runs(experiment, features=["mte"])
+
+
 def test_qemu_7_2_is_refused_as_the_mte_reference() -> None:
     from experiments import qemu_reference
 
