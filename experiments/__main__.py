@@ -1,4 +1,5 @@
-"""``python -m experiments [--definitions DIR] run NAME [NAME ...] [-j N] [--cpu C] [--results-dir D]``,
+"""``python -m experiments [--definitions DIR] run NAME [NAME ...] [-j N] [--cpu C] [--sample N]
+[--variant V] [--features F] [--results-dir D]``,
 ``python -m experiments compare REFERENCE NEW [NAME ...]``,
 ``python -m experiments paired REFERENCE NEW [NAME ...]``,
 ``python -m experiments trace NAME --variant V --workload W [--features F] [--sample N]

@@ -272,8 +272,9 @@ def place_of(row: dict[str, object]) -> tuple[str, ...]:
 def covered_by(new: Sequence[dict[str, object]], cpu_filter: str | None, partial: bool
                ) -> Callable[[dict[str, object]], bool]:
     """Which existing rows a partial run's ``new`` rows stand in for: those of
-    the runs a quick part or a ``--sample`` run made (their places, which name the
-    CPU type and the sample too), or else every row of the CPU type a ``--cpu`` run
+    the runs a quick part, a ``--sample`` or a ``--variant``/``--features`` run
+    made (their places, which name the CPU type, variant, feature set and sample
+    too), or else every row of the CPU type a ``--cpu`` run
     made."""
     if partial:
         places = {place_of(row) for row in new}
@@ -297,8 +298,8 @@ def merged(existing: Iterable[dict[str, str]], new: Sequence[dict[str, object]],
            covered: Callable[[dict[str, object]], bool], path: Path | None = None
            ) -> list[dict[str, object]]:
     """``new`` rows in place of the existing rows a partial run covered (those
-    of the CPU types a ``--cpu`` run made, or of the runs a quick part or a
-    ``--sample`` run made);
+    of the CPU types a ``--cpu`` run made, or of the runs a quick part, a
+    ``--sample`` or a ``--variant``/``--features`` run made);
     every other existing row kept (in its place, first). Refused for files
     older than the current columns: their rows cannot be told apart."""
     kept: list[dict[str, object]] = []

@@ -179,7 +179,8 @@ class Experiment:
     # Full-detail twins of some fast-forward runs ([canary]): their rows go to
     # <results>/canary/<name>.csv and `compare` pairs them with their twins.
     canary: tuple[RunSpec, ...] = ()
-    # Some of the experiment's runs only (its quick part, or one layout sample):
+    # Some of the experiment's runs only (its quick part, one layout sample, or
+    # some variants or feature sets):
     # their rows replace theirs in the results file and the other rows stay.
     partial: bool = False
 
@@ -538,20 +539,34 @@ def only_runs(experiment: Experiment, variants: Sequence[str] = (),
               features: Sequence[str] = ()) -> Experiment:
     """The experiment's runs on these kernel variants and/or feature sets (e.g.
     only the base kernel of a check whose other arms are not built yet), their
-    rows merged into the results file in place of those runs' rows."""
-    wanted_features = [catalog.parse_features(f) for f in features]
-    for asked, own, what in (
-            (list(variants), sorted({r.variant for r in experiment.runs}), "variant"),
-            ([",".join(f) for f in wanted_features],
-             sorted({",".join(r.features) for r in experiment.runs}), "feature set")):
-        unknown = [a for a in asked if a not in own]
-        if unknown:
-            raise BadExperiment(f"{experiment.name} has no {what} {', '.join(unknown)}; "
-                                f"its {what}s: {'; '.join(own)}")
+    rows merged into the results file in place of those runs' rows. A name the
+    experiment lacks, or a pair its exclusions leave empty, is refused."""
+    def shown(feature_set: tuple[str, ...]) -> str:
+        return ",".join(feature_set) or "none"
+
+    try:
+        wanted = {catalog.parse_features(f) for f in features}
+    except catalog.UnknownName as err:
+        raise BadExperiment(f"{experiment.name}: --features: {err}") from None
+    own_variants = sorted({r.variant for r in experiment.runs})
+    own_features = sorted({r.features for r in experiment.runs})
+    unknown = [v for v in variants if v not in own_variants]
+    if unknown:
+        raise BadExperiment(f"{experiment.name} has no variant {', '.join(unknown)} "
+                            f"(valid: {', '.join(own_variants)})")
+    unknown = [shown(f) for f in wanted if f not in own_features]
+    if unknown:
+        raise BadExperiment(f"{experiment.name} has no feature set {', '.join(unknown)} "
+                            f"(valid: {', '.join(map(shown, own_features))})")
     runs = tuple(run for run in experiment.runs
                  if (not variants or run.variant in variants)
-                 and (not wanted_features or run.features in wanted_features))
-    return replace(_with_canary_of(experiment, runs), partial=True)
+                 and (not wanted or run.features in wanted))
+    if not runs:
+        pairs = sorted({f"{r.variant} [{shown(r.features)}]" for r in experiment.runs})
+        raise BadExperiment(f"{experiment.name} has no run on that variant with that feature "
+                            f"set (its pairs: {'; '.join(pairs)})")
+    return replace(_with_canary_of(experiment, runs),
+                   partial=experiment.partial or runs != experiment.runs)
 
 
 def derived_label(cores: Sequence[str], params: Sequence[str]) -> str:

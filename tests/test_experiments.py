@@ -346,11 +346,24 @@ def test_only_runs_keeps_the_named_variants_and_feature_sets(tmp_path: Path) -> 
     chosen = spec.only_runs(experiment, ["baseline"], ["pan,pac"])
     assert {r.features for r in chosen.runs} == {("pac", "pan")}
     assert len(chosen.runs) == 2 and chosen.partial
-    with pytest.raises(spec.BadExperiment, match="no variant nope; its variants: baseline"):
+    assert {r.features for r in spec.only_runs(experiment, features=["none"]).runs} == {()}
+    # Everything chosen: a whole run, its rows replacing the file's.
+    assert not spec.only_runs(experiment, ["baseline"]).partial
+    with pytest.raises(spec.BadExperiment, match=r"no variant nope \(valid: baseline\)"):
         spec.only_runs(experiment, ["nope"])
-    with pytest.raises(spec.BadExperiment, match="no feature set mte; its feature sets: ; "
-                       "pac,pan; pan"):
+    with pytest.raises(spec.BadExperiment, match=r"no feature set mte \(valid: none, pac,pan, "
+                       r"pan\)"):
         spec.only_runs(experiment, features=["mte"])
+    with pytest.raises(spec.BadExperiment, match="probe: --features: unknown feature"):
+        spec.only_runs(experiment, features=["pam"])
+
+
+def test_only_runs_refuses_a_pair_the_exclusions_leave_empty(tmp_path: Path) -> None:
+    text = GOOD.replace('variants = ["baseline"]', 'variants = ["baseline", "pac-off"]') + (
+        '[[exclude]]\nvariant = "pac-off"\nfeatures = "pan,pac"\n')
+    experiment = spec.load("probe", _write(tmp_path, text))
+    with pytest.raises(spec.BadExperiment, match=r"its pairs: .*pac-off \[pan\]"):
+        spec.only_runs(experiment, ["pac-off"], ["pan,pac"])
 
 
 def test_qemu_7_2_is_refused_as_the_mte_reference() -> None:

@@ -306,6 +306,20 @@ def test_one_layout_sample_at_a_time_merges_into_the_csv(tmp_path: Path,
         spec.only_sample(experiment, 2)
 
 
+def test_one_feature_set_at_a_time_merges_into_the_csv(tmp_path: Path,
+                                                        cache_root: Path) -> None:
+    # A check made an arm at a time (as its kernels are built): each run's
+    # rows once, the other arm's kept.
+    experiment = _experiment(tmp_path)
+    pan = _run(tmp_path, spec.only_runs(experiment, features=["pan"]))
+    assert {r["features"] for r in pan} == {"pan"}
+    both = _run(tmp_path, spec.only_runs(experiment, features=["none"]))
+    assert {r["features"] for r in both} == {"none", "pan"}
+    assert [r for r in both if r["features"] == "pan"] == pan
+    again = _run(tmp_path, spec.only_runs(experiment, features=["pan"]))
+    assert sorted(map(str, again)) == sorted(map(str, both))
+
+
 def test_progress_lines_and_run_start_lines(tmp_path: Path, cache_root: Path,
                                             monkeypatch: pytest.MonkeyPatch,
                                             caplog: pytest.LogCaptureFixture) -> None:
