@@ -8,14 +8,16 @@ under the model's own timing and under the assumed costs swept); writes
 arm's time per operation and its effect over the claim's baseline kernel in
 the same setting (arm / baseline - 1), so a reader sees how far an effect
 moves when one cost does. One run per point (no layout samples): the tables
-say so and no spread is drawn.
+say so and no spread is drawn. Where the claim's hardware measured the same
+arms on the same workload (C1: the Pixel 4's invalid syscalls), its effects
+are drawn beside the settings' and its times are a row of the table.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
-from plots import style
+from plots import c1_published, style
 
 CHECKS = "checks/sensitivity"
 METRIC = "ns_per_iteration"
@@ -32,6 +34,31 @@ SETTINGS = {
     "sysreg.isb_latency=13": "ISB +13 cycles",
     "sysreg.isb_latency=26": "ISB +26 cycles",
 }
+
+
+PUBLISHED_SETTING = "published"
+
+
+def published(name: str) -> tuple[str, str, dict[str, float]] | None:
+    """The hardware measurement beside an experiment, where one measured its
+    arms and baseline the same way: (label, workload, ns per operation by
+    kernel variant)."""
+    if name != "c1-sensitivity":
+        return None
+    pixel4 = style.published()["c1"]["pixel4"]
+    ns = {arm: pixel4[column] for arm, (column, _) in c1_published.ARMS.items()}
+    return pixel4["label"], "invalid", {c1_published.BASELINE: pixel4["baseline"], **ns}
+
+
+def with_published(name: str, ns: dict[tuple[str, str, str], float]
+                   ) -> tuple[dict[tuple[str, str, str], float], str | None]:
+    """The check's values with the hardware's as one more setting, and its label."""
+    hardware = published(name)
+    if hardware is None:
+        return ns, None
+    label, workload, times = hardware
+    return ({**ns, **{(workload, PUBLISHED_SETTING, v): t for v, t in times.items()}},
+            label)
 
 
 def setting_label(params: str) -> str:
@@ -55,9 +82,15 @@ def output_name(experiment: str) -> str:
     return experiment.replace("-", "_")
 
 
-def table(name: str, ns: dict[tuple[str, str, str], float], baseline: str) -> str:
+def ordered_settings(ns: dict[tuple[str, str, str], float]) -> list[str]:
+    """The model's own timing first, the swept costs, the hardware last."""
+    return sorted({k[1] for k in ns}, key=lambda p: (p == PUBLISHED_SETTING, p != "", p))
+
+
+def table(name: str, ns: dict[tuple[str, str, str], float], baseline: str,
+          hardware: str | None = None) -> str:
     workloads = sorted({k[0] for k in ns})
-    settings = sorted({k[1] for k in ns}, key=lambda p: (p != "", p))
+    settings = ordered_settings(ns)
     variants = sorted({k[2] for k in ns}, key=lambda v: (v != baseline, v))
     arms = [v for v in variants if v != baseline]
     lines = [f"`{name}` (`results/checks/sensitivity/{name}.csv`): ns per operation of each "
@@ -73,15 +106,18 @@ def table(name: str, ns: dict[tuple[str, str, str], float], baseline: str) -> st
                      else "—" for v in variants]
             cells += [f"{100 * (ns[(workload, params, v)] / base - 1):+.1f}%"
                       if base and (workload, params, v) in ns else "—" for v in arms]
-            lines.append(f"| {workload} | {setting_label(params)} | " + " | ".join(cells) + " |")
+            label = (f"published: {hardware}" if params == PUBLISHED_SETTING
+                     else setting_label(params))
+            lines.append(f"| {workload} | {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 def figure(name: str, ns: dict[tuple[str, str, str], float], baseline: str,
-           frame: pd.DataFrame) -> style.plt.Figure:
-    """One panel per workload: each arm's effect over the baseline, grouped by setting."""
+           frame: pd.DataFrame, hardware: str | None = None) -> style.plt.Figure:
+    """One panel per workload: each arm's effect over the baseline, grouped by
+    setting, the hardware's (where there is one) in a group of its own at the right."""
     workloads = sorted({k[0] for k in ns})
-    settings = sorted({k[1] for k in ns}, key=lambda p: (p != "", p))
+    settings = ordered_settings(ns)
     arms = sorted({k[2] for k in ns} - {baseline})
     style.apply()
     fig, axes = style.plt.subplots(1, len(workloads), squeeze=False,
@@ -91,9 +127,13 @@ def figure(name: str, ns: dict[tuple[str, str, str], float], baseline: str,
         effects = {arm: [100 * (ns[(workload, p, arm)] / ns[(workload, p, baseline)] - 1)
                          if (workload, p, arm) in ns and (workload, p, baseline) in ns
                          else float("nan") for p in settings] for arm in arms}
-        style.grouped_bars(axis, [setting_label(p).replace(" out of order", "\nout of order")
-                                  .replace(" +", "\n+") for p in settings],
-                           effects, tick_fontsize=6)
+        labels = [(f"published:\n{hardware.split(' (')[0]}" if p == PUBLISHED_SETTING
+                   else setting_label(p).replace(" out of order", "\nout of order")
+                   .replace(" +", "\n+")) for p in settings]
+        style.grouped_bars(axis, labels, effects, tick_fontsize=6)
+        if PUBLISHED_SETTING in settings:
+            axis.axvline(settings.index(PUBLISHED_SETTING) - 0.5, color="black",
+                         linewidth=0.5, linestyle=":")
         axis.axhline(0, color="black", linewidth=0.5)
         axis.set_title(workload, loc="left")
         axis.set_ylabel(f"effect over {baseline} (%)")
@@ -103,8 +143,11 @@ def figure(name: str, ns: dict[tuple[str, str, str], float], baseline: str,
     fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.02),
                ncol=columns, frameon=False, fontsize=6)
     legend_rows = -(-len(labels) // columns)
+    hardware_note = (f"; right of the dotted line: {hardware}, median of 100 runs"
+                     if hardware else "")
     style.add_note(fig, "gem5 simulated time, one run per bar (no layout samples, no spread "
-                   "drawn); every cost but the model's own is an assumption swept",
+                   "drawn); every cost but the model's own is an assumption swept"
+                   + hardware_note,
                    frame, below=-0.18 - 0.07 * (legend_rows - 1))
     return fig
 
@@ -122,10 +165,10 @@ def main(folders: style.Folders) -> None:
                          f"{', '.join(BASELINES)}")
     for name in names:
         frame = pd.read_csv(checks / f"{name}.csv", keep_default_na=False)
-        ns = values(frame)
-        folders.publish(figure(name, ns, BASELINES[name], frame),
+        ns, hardware = with_published(name, values(frame))
+        folders.publish(figure(name, ns, BASELINES[name], frame, hardware),
                         output_name(name),
-                        table(name, ns, BASELINES[name]))
+                        table(name, ns, BASELINES[name], hardware))
 
 
 if __name__ == "__main__":
