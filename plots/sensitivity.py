@@ -140,15 +140,13 @@ def figure(name: str, ns: dict[tuple[str, str, str], float], baseline: str,
     handles, labels = axes[0][0].get_legend_handles_labels()
     # A column-wide figure has room for two kernel names side by side.
     columns = min(3 if len(workloads) > 1 else 2, len(labels))
-    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.02),
-               ncol=columns, frameon=False, fontsize=6)
-    legend_rows = -(-len(labels) // columns)
+    legend = fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.02),
+                        ncol=columns, frameon=False, fontsize=6)
     hardware_note = (f"; right of the dotted line: {hardware}, median of 100 runs"
                      if hardware else "")
-    style.add_note(fig, "gem5 simulated time, one run per bar (no layout samples, no spread "
-                   "drawn); every cost but the model's own is an assumption swept"
-                   + hardware_note,
-                   frame, below=-0.18 - 0.07 * (legend_rows - 1))
+    style.add_note_under(fig, "gem5 simulated time, one run per bar (no layout samples, no "
+                         "spread drawn); every cost but the model's own is an assumption swept"
+                         + hardware_note, frame, legend)
     return fig
 
 

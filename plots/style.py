@@ -156,10 +156,24 @@ def provenance(frame: pd.DataFrame) -> dict[str, list[str]]:
 def add_note(fig: plt.Figure, text: str, frame: pd.DataFrame, below: float) -> None:
     """A grey line under the axes saying how the data were made; the builds
     that made them go into the files' metadata (add_provenance)."""
-    # Wrapped at the figure's edge: a note never widens a figure past its column.
-    fig.text(0.0, below, text, fontsize=5, color="#555555", transform=fig.transFigure,
-             wrap=True)
+    _note(fig, text, below, "baseline")
     add_provenance(fig, frame)
+
+
+def add_note_under(fig: plt.Figure, text: str, frame: pd.DataFrame, above: plt.Artist,
+                   gap_in: float = 0.04) -> None:
+    """add_note, its top ``gap_in`` under what ``above`` draws (a figure legend
+    under the panels, however many rows it wraps to), measured, not guessed."""
+    fig.canvas.draw()
+    bottom = above.get_window_extent().y0 / fig.bbox.height
+    _note(fig, text, bottom - gap_in / fig.get_figheight(), "top")
+    add_provenance(fig, frame)
+
+
+def _note(fig: plt.Figure, text: str, y: float, alignment: str) -> None:
+    # Wrapped at the figure's edge: a note never widens a figure past its column.
+    fig.text(0.0, y, text, fontsize=5, color="#555555", transform=fig.transFigure,
+             wrap=True, verticalalignment=alignment)
 
 
 def error_bars(spreads: Sequence[tuple[float, float, float, float]]
