@@ -48,6 +48,8 @@ FIGURES: tuple[Figure, ...] = (
     Figure("c2_kpkeys_trace", (),
            "`traces/c2-kpkeys/*_pac+pan+poe_fork-4k.csv` (`python -m experiments trace`)",
            traces=("c2-kpkeys",)),
+    Figure("c2_folio_scaling", ("c2-kpkeys", "c2-kpkeys-64k"),
+           "`checks/kpkeys-1g/c2-kpkeys-1g.csv` (`experiments/definitions/checks`)"),
     Figure("c3_arm32", ("c3-arm32-pan",), "`c3-arm32-pan-qemu.csv` (`make qemu-reference`)",
            writes=("c3_arm32", "c3_arm32_qemu")),
     Figure("c3_dacr", ("c3-arm32-dacr",)),
