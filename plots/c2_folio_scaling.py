@@ -130,8 +130,8 @@ def main(folders: style.Folders) -> None:
     frame = frame[frame["workload"].isin({w for *_, workloads, _ in SIZES
                                           for pair in workloads.values() for w in pair})]
     style.add_note(fig, "gem5: the unprotected kpkeys-base kernel on the V1 model; 64 KiB: "
-                   "32 MiB forked and 16 MiB unmapped four times, 2 MiB: 1 GiB once (fast-forward "
-                   "to the call); medians of three layout samples, each against its own 4 KiB run, whiskers their "
+                   "32 MiB forked and 16 MiB unmapped four times (full detail), 2 MiB: 1 GiB "
+                   "once (set-up fast-forwarded); medians of three layout samples, each against its own 4 KiB run, whiskers their "
                    "range. Published: 1 GiB once, x86-64.", frame, below=-0.2)
     folders.publish(fig, "c2_folio_scaling", table(frames, ratios, label, published))
 
