@@ -175,7 +175,7 @@ def main(folders: style.Folders) -> None:
             if name == "published":
                 heights = [overhead(hw[c], hw["baseline"]) for c, _ in ARMS.values()]
                 colour, hatch = style.HARDWARE_STYLES[0]
-                label = "published (median of 100 runs)"
+                label = f"published ({published['statistic']})"
                 errors = None
             else:
                 base = sim[(name, core, BASELINE)]
@@ -196,7 +196,7 @@ def main(folders: style.Folders) -> None:
     samples = max(len(v) for v in sim.values())
     style.add_note(fig, f"Simulated: median over {samples} physical-layout samples of 10,000 "
                    "invalid syscalls each, error bars the median's interval (see table); "
-                   "published: 10M syscalls, median of 100 runs.", frame, below=-0.13)
+                   f"published: 10M syscalls, {published['statistic']}.", frame, below=-0.13)
     folders.publish(fig, "c1_published", table(sim, published, fit_latency, sweep, used))
 
 

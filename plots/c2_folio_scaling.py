@@ -44,20 +44,22 @@ def drawn_rows(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def ns_by_sample(frame: pd.DataFrame, workload: str) -> dict[int, float]:
-    rows = drawn_rows(frame)
-    rows = rows[(rows["metric"] == "ns_per_iteration") & (rows["workload"] == workload)]
+    rows = frame[(frame["metric"] == "ns_per_iteration") & (frame["workload"] == workload)]
     return {int(s): float(v) for s, v in zip(rows["sample"], rows["value"])}
 
 
 def load(folders: style.Folders) -> dict[str, pd.DataFrame]:
-    """The committed experiments' results and the check's (by experiment name)."""
+    """Per folio size, the drawn rows of the results holding it (the committed
+    experiments' and the check's)."""
     path = folders.results / CHECK
     if not path.is_file():
         raise style.NoResults(f"{style.shown(path)} does not exist: run '{CHECK_COMMAND} "
                               f"--results-dir {style.shown(path.parent)}' first")
-    frames = {name: folders.load(name) for name in ("c2-kpkeys", "c2-kpkeys-64k")}
-    frames["c2-kpkeys-1g"] = pd.read_csv(path, keep_default_na=False)
-    return frames
+    by_name = {name: folders.load(name) for name in ("c2-kpkeys", "c2-kpkeys-64k")}
+    by_name[path.stem] = pd.read_csv(path, keep_default_na=False)
+    return {size: drawn_rows(pd.concat([by_name[name] for name in results],
+                                       ignore_index=True))
+            for size, _, results, _, _ in SIZES}
 
 
 def model_ratios(frames: dict[str, pd.DataFrame]
@@ -65,9 +67,8 @@ def model_ratios(frames: dict[str, pd.DataFrame]
     """(folio size, call) -> the model's ratio to 4 KiB folios over layout samples."""
     ratios = {}
     for size, _, results, workloads, _ in SIZES:
-        frame = pd.concat([frames[name] for name in results], ignore_index=True)
         for call in CALLS:
-            small, large = (ns_by_sample(frame, w) for w in workloads[call])
+            small, large = (ns_by_sample(frames[size], w) for w in workloads[call])
             if not set(SAMPLES) <= small.keys() & large.keys():
                 raise style.NoResults(f"{', '.join(results)} lack some of {workloads[call]}'s "
                                       f"{len(SAMPLES)} layout samples (the check: "
@@ -90,9 +91,8 @@ def table(frames: dict[str, pd.DataFrame],
              "model, larger folios (µs per call) | model, ratio (samples' range) | "
              f"{label}, ratio |", "|---|---|---|---:|---:|---:|---:|"]
     for call in CALLS:
-        for size, title, results, workloads, sizes in SIZES:
-            frame = pd.concat([frames[name] for name in results], ignore_index=True)
-            small, large = (style.median_interval(list(ns_by_sample(frame, w).values()))[0]
+        for size, title, _, workloads, sizes in SIZES:
+            small, large = (style.median_interval(list(ns_by_sample(frames[size], w).values()))[0]
                             for w in workloads[call])
             median, low, high, _ = ratios[size, call]
             lines.append(f"| {call} | {title.replace(chr(10), ' ')} | {sizes[call]} | "
@@ -125,7 +125,7 @@ def main(folders: style.Folders) -> None:
     axes[0].set_ylabel("time per call vs.\n4 KiB folios (x)")
     style.legend_on_top(fig, axes[0], columns=1)
     fig.subplots_adjust(top=0.74, wspace=0.08)
-    frame = drawn_rows(pd.concat(frames.values(), ignore_index=True))
+    frame = pd.concat(frames.values(), ignore_index=True)
     frame = frame[frame["workload"].isin({w for *_, workloads, _ in SIZES
                                           for pair in workloads.values() for w in pair})]
     style.add_note(fig, "gem5: the unprotected kpkeys-base kernel on the V1 model; 64 KiB: "

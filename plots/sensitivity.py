@@ -15,6 +15,8 @@ are drawn beside the settings' and its times are a row of the table.
 
 from __future__ import annotations
 
+from typing import Callable, NamedTuple
+
 import pandas as pd
 
 from plots import c1_published, style
@@ -39,26 +41,38 @@ SETTINGS = {
 PUBLISHED_SETTING = "published"
 
 
-def published(name: str) -> tuple[str, str, dict[str, float]] | None:
-    """The hardware measurement beside an experiment, where one measured its
-    arms and baseline the same way: (label, workload, ns per operation by
-    kernel variant)."""
-    if name != "c1-sensitivity":
-        return None
-    pixel4 = style.published()["c1"]["pixel4"]
+class Hardware(NamedTuple):
+    """A machine's measurement of a check's arms and baseline on one of its
+    workloads, taken the same way for each kernel."""
+    label: str
+    statistic: str
+    workload: str
+    ns: dict[str, float]
+
+
+def pixel4_invalid_syscalls() -> Hardware:
+    c1 = style.published()["c1"]
+    pixel4 = c1["pixel4"]
     ns = {arm: pixel4[column] for arm, (column, _) in c1_published.ARMS.items()}
-    return pixel4["label"], "invalid", {c1_published.BASELINE: pixel4["baseline"], **ns}
+    return Hardware(pixel4["label"], c1["statistic"], "invalid",
+                    {c1_published.BASELINE: pixel4["baseline"], **ns})
+
+
+# The hardware drawn beside each sensitivity experiment, where its claim's
+# machine measured the same arms on the same workload.
+HARDWARE_BESIDE: dict[str, Callable[[], Hardware]] = {
+    "c1-sensitivity": pixel4_invalid_syscalls,
+}
 
 
 def with_published(name: str, ns: dict[tuple[str, str, str], float]
-                   ) -> tuple[dict[tuple[str, str, str], float], str | None]:
-    """The check's values with the hardware's as one more setting, and its label."""
-    hardware = published(name)
-    if hardware is None:
+                   ) -> tuple[dict[tuple[str, str, str], float], Hardware | None]:
+    """The check's values with the hardware's (if any) as one more setting."""
+    if name not in HARDWARE_BESIDE:
         return ns, None
-    label, workload, times = hardware
-    return ({**ns, **{(workload, PUBLISHED_SETTING, v): t for v, t in times.items()}},
-            label)
+    hardware = HARDWARE_BESIDE[name]()
+    return ({**ns, **{(hardware.workload, PUBLISHED_SETTING, v): t
+                      for v, t in hardware.ns.items()}}, hardware)
 
 
 def setting_label(params: str) -> str:
@@ -88,7 +102,7 @@ def ordered_settings(ns: dict[tuple[str, str, str], float]) -> list[str]:
 
 
 def table(name: str, ns: dict[tuple[str, str, str], float], baseline: str,
-          hardware: str | None = None) -> str:
+          hardware: Hardware | None = None) -> str:
     workloads = sorted({k[0] for k in ns})
     settings = ordered_settings(ns)
     variants = sorted({k[2] for k in ns}, key=lambda v: (v != baseline, v))
@@ -106,14 +120,15 @@ def table(name: str, ns: dict[tuple[str, str, str], float], baseline: str,
                      else "—" for v in variants]
             cells += [f"{100 * (ns[(workload, params, v)] / base - 1):+.1f}%"
                       if base and (workload, params, v) in ns else "—" for v in arms]
-            label = (f"published: {hardware}" if params == PUBLISHED_SETTING
+            label = (f"published: {hardware.label}, {hardware.statistic}"
+                     if hardware and params == PUBLISHED_SETTING
                      else setting_label(params))
             lines.append(f"| {workload} | {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 def figure(name: str, ns: dict[tuple[str, str, str], float], baseline: str,
-           frame: pd.DataFrame, hardware: str | None = None) -> style.plt.Figure:
+           frame: pd.DataFrame, hardware: Hardware | None = None) -> style.plt.Figure:
     """One panel per workload: each arm's effect over the baseline, grouped by
     setting, the hardware's (where there is one) in a group of its own at the right."""
     workloads = sorted({k[0] for k in ns})
@@ -127,7 +142,8 @@ def figure(name: str, ns: dict[tuple[str, str, str], float], baseline: str,
         effects = {arm: [100 * (ns[(workload, p, arm)] / ns[(workload, p, baseline)] - 1)
                          if (workload, p, arm) in ns and (workload, p, baseline) in ns
                          else float("nan") for p in settings] for arm in arms}
-        labels = [(f"published:\n{hardware.split(' (')[0]}" if p == PUBLISHED_SETTING
+        labels = [(f"published:\n{hardware.label.split(' (')[0]}"
+                   if hardware and p == PUBLISHED_SETTING
                    else setting_label(p).replace(" out of order", "\nout of order")
                    .replace(" +", "\n+")) for p in settings]
         style.grouped_bars(axis, labels, effects, tick_fontsize=6)
@@ -142,7 +158,7 @@ def figure(name: str, ns: dict[tuple[str, str, str], float], baseline: str,
     columns = min(3 if len(workloads) > 1 else 2, len(labels))
     legend = fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, -0.02),
                         ncol=columns, frameon=False, fontsize=6)
-    hardware_note = (f"; right of the dotted line: {hardware}, median of 100 runs"
+    hardware_note = (f"; right of the dotted line: {hardware.label}, {hardware.statistic}"
                      if hardware else "")
     style.add_note_under(fig, "gem5 simulated time, one run per bar (no layout samples, no "
                          "spread drawn); every cost but the model's own is an assumption swept"
