@@ -14,6 +14,7 @@ EXIT_KERNEL_PANIC = 4
 EXIT_HUNG = 5
 EXIT_UNEXPECTED = 6
 EXIT_NO_DETAIL = 7
+EXIT_STALLED = 8
 
 MEANING: dict[int, str] = {
     EXIT_USAGE: "bad arguments or a feature this gem5 build lacks",
@@ -24,4 +25,6 @@ MEANING: dict[int, str] = {
     EXIT_NO_DETAIL: ("fast-forward run whose measured region did not run wholly on the "
                      "core model: the guest never asked for detail (bench_detail_begin), "
                      "or asked after the region began"),
+    EXIT_STALLED: ("no CPU committed an instruction for a while inside the detailed part: "
+                   "the model deadlocked (a simulator fault, not a result)"),
 }

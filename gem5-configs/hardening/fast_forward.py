@@ -73,6 +73,11 @@ class DetailSwitcher:
             self._request("end", False)
             yield False
 
+    def in_detail(self) -> bool:
+        """Whether the guest's last request was for detail (a benchmark's
+        warm-up and regions, whether or not this run switches for them)."""
+        return bool(self.requests) and self.requests[-1].kind == "begin"
+
     @property
     def never_switched(self) -> bool:
         """A fast-forward run whose guest never asked for detail: its timing

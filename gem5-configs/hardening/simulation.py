@@ -15,7 +15,8 @@ from gem5.simulate.exit_event import ExitEvent
 from gem5.simulate.simulator import Simulator
 
 from hardening import catalog
-from hardening.exit_codes import EXIT_GUEST_FAILED, EXIT_HUNG, EXIT_KERNEL_PANIC, EXIT_UNEXPECTED
+from hardening.exit_codes import (EXIT_GUEST_FAILED, EXIT_HUNG, EXIT_KERNEL_PANIC, EXIT_STALLED,
+                                  EXIT_UNEXPECTED)
 from hardening.fast_forward import DetailSwitcher
 from hardening.progress import TickLimit
 
@@ -43,8 +44,9 @@ def simulate(board: object, max_ticks: int, check_ticks: int,
     on, the tick limit, or ``until`` holds; the exit event's cause. The guest's
     work items go to ``switcher`` (by default one that ignores them: gem5's
     own handlers would reset and dump the statistics)."""
-    limit = TickLimit(board, max_ticks, check_ticks=check_ticks, until=until)
     switcher = switcher or DetailSwitcher(catalog.DETAIL_FULL, None)
+    limit = TickLimit(board, max_ticks, check_ticks=check_ticks, until=until,
+                      in_detail=switcher.in_detail)
     simulator = Simulator(board=board, on_exit_event={
         **stop_on(STOP_EVENTS), ExitEvent.SCHEDULED_TICK: limit.on_tick_exit(),
         ExitEvent.WORKBEGIN: switcher.on_work_begin(),
@@ -85,6 +87,12 @@ def stopped_early(cause: str, limit: TickLimit, awaited: str) -> int:
     if event == ExitEvent.MAX_TICK:
         print(f"error: tick limit {limit.limit} reached before {awaited}", file=sys.stderr)
         return EXIT_HUNG
+    if limit.stalled:
+        print(f"error: no CPU committed an instruction from tick {limit.stalled_since} for "
+              f"{limit.stall_ticks / 1e9:g} ms of simulated time inside the detailed part, "
+              f"before {awaited}: the model deadlocked (a simulator fault, not a result)",
+              file=sys.stderr)
+        return EXIT_STALLED
     if event == ExitEvent.FAIL:
         print(f"error: the guest script failed ({cause})", file=sys.stderr)
         return EXIT_GUEST_FAILED
