@@ -59,6 +59,8 @@ FIGURES: tuple[Figure, ...] = (
     Figure("c5_contpte_sweep", ("c5-contpte-sweep",)),
     Figure("c5_contpte_numa", ("c5-contpte-numa", "c5-contpte-mix"),
            writes=("c5_contpte_numa", "c5_contpte_numa_summary")),
+    Figure("c5_contpte_burst", ("c5-contpte-numa",),
+           "`checks/contpte-burst/c5-contpte-burst.csv` (`experiments/definitions/checks`)"),
     Figure("poe", ("poe",)),
     Figure("mte", ("mte",)),
     Figure("mte_instructions", ("mte-instructions",)),
