@@ -35,6 +35,8 @@ SCALED = (("altra-no-distributor", "80 cores per node", "tlbi.modelled_cores_per
           ("altra-distributor", "80 per node, distributor",
            "tlbi.modelled_cores_per_node=80, tlbi.distributor_per_target=1ns"))
 SCALED_ARM = "contpte-noopt"
+TICKS = {"4 simulated cores": "4 cores\n(simulated)", "80 cores per node": "80 per\nnode",
+         "80 per node, distributor": "80 per node,\ndistributor"}
 PER_EXIT = ("instructions", "broadcast_tlbis", "dsb_tlbi_waits", "dsb_tlbi_wait_ps",
             "serialize_stall_cycles", "remote_memory_responses")
 
@@ -135,7 +137,7 @@ def main(folders: style.Folders) -> None:
     panels = 2 if scaled_frames else 1
     fig, axes = style.plt.subplots(1, panels, squeeze=False, figsize=(
         style.FULL_WIDTH_IN if panels > 1 else style.COLUMN_WIDTH_IN, 2.4),
-        gridspec_kw={"width_ratios": [len(variants), len(settings)][:panels]})
+        gridspec_kw={"width_ratios": [len(variants), 1.3 * len(settings)][:panels]})
     axis = axes[0][0]
     x = np.arange(len(variants))
     width = 0.8 / len(node_counts)
@@ -162,8 +164,7 @@ def main(folders: style.Folders) -> None:
                             color=style.PALETTE[i + 1], hatch=style.HATCHES[i + 1],
                             edgecolor="black", linewidth=0.4)
         scaled_axis.axhline(1.0, color="black", linewidth=0.6)
-        scaled_axis.set_xticks(x, [label.replace(", ", ",\n").replace("simulated ", "simulated\n")
-                                   for label in settings], fontsize=6)
+        scaled_axis.set_xticks(x, [TICKS.get(label, label) for label in settings], fontsize=6)
         scaled_axis.set_title("(b) no exit opt., broadcast priced for", loc="left")
     style.legend_on_top(fig, axis, columns=len(node_counts))
     fig.subplots_adjust(top=0.80, wspace=0.25)
