@@ -26,6 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     g.add_argument("--variant", choices=gem5.VARIANTS, default="opt",
                    help="gem5's binary: opt (the default; asserts, debug output for traces) "
                    "or fast (neither; a second full compile)")
+    g.add_argument("--memory", choices=tuple(gem5.MEMORY_SYSTEMS), default="classic",
+                   help="classic (every experiment's) or ruby-chi (gem5's Ruby CHI protocol, "
+                   "for the DVM cross-check only; a binary of its own)")
     sub.add_parser("gem5-arm32", help="build gem5's 32-bit Arm bootloader (boot.arm) into "
                    "the cache, for the arm32 kernel variants on gem5")
     k = sub.add_parser("kernel", help="build one or more kernel variants")
@@ -45,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
             tools = gem5.ensure_tools(REPO_ROOT / "gem5-patches", args.jobs)
             print(tools.path)
             entry = gem5.ensure_gem5(REPO_ROOT / "gem5-patches", args.jobs,
-                                     options=gem5.Gem5BuildOptions(variant=args.variant))
+                                     options=gem5.Gem5BuildOptions.for_memory(
+                                         args.memory, args.variant))
             print(entry.path)
         elif args.what == "gem5-arm32":
             entry = gem5.ensure_arm32_tools(REPO_ROOT / "gem5-patches")

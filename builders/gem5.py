@@ -49,6 +49,15 @@ ARM32_BOOTLOADER = "boot.arm"
 # the trace tools need it); fast compiles both out (same -O3 code otherwise).
 VARIANTS = ("opt", "fast")
 
+# Memory systems a binary can carry. Every experiment runs on the classic one;
+# Ruby CHI exists for one cross-check (gem5's own DVM distributor in
+# CHI-dvm-misc-node.sm against our classic TLBI model), and building Ruby adds
+# its protocol's generated sources to the compile, so it is a separate binary.
+MEMORY_SYSTEMS: dict[str, dict[str, str]] = {
+    "classic": {"RUBY": "n", "USE_SYSTEMC": "n", "USE_KVM": "n"},
+    "ruby-chi": {"RUBY": "y", "RUBY_PROTOCOL_CHI": "y", "USE_SYSTEMC": "n", "USE_KVM": "n"},
+}
+
 
 @dataclass(frozen=True)
 class Gem5BuildOptions:
@@ -56,12 +65,19 @@ class Gem5BuildOptions:
 
     isa: str = "ARM"
     variant: str = "opt"
-    kconfig: dict[str, str] = field(
-        default_factory=lambda: {"RUBY": "n", "USE_SYSTEMC": "n", "USE_KVM": "n"})
+    kconfig: dict[str, str] = field(default_factory=lambda: dict(MEMORY_SYSTEMS["classic"]))
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
             raise ValueError(f"gem5 variant '{self.variant}' (valid: {', '.join(VARIANTS)})")
+
+    @classmethod
+    def for_memory(cls, memory: str, variant: str = "opt") -> Gem5BuildOptions:
+        """Options for one of ``MEMORY_SYSTEMS``; the classic one's key is unchanged."""
+        if memory not in MEMORY_SYSTEMS:
+            raise ValueError(f"gem5 memory system '{memory}' "
+                             f"(valid: {', '.join(MEMORY_SYSTEMS)})")
+        return cls(variant=variant, kconfig=dict(MEMORY_SYSTEMS[memory]))
 
     @property
     def binary(self) -> str:

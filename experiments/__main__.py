@@ -20,9 +20,9 @@ from pathlib import Path
 from builders import buildroot
 from builders.gem5 import VARIANTS as GEM5_VARIANTS
 from builders.process import CommandFailed
-from experiments import (backends, branches, canary, collect, compare, dry_run, folders,
-                         gem5_builds, paired, qemu_arm32, qemu_reference, region_stats, runner,
-                         simulate, spec, trace)
+from experiments import (backends, branches, canary, collect, compare, dry_run,
+                         dvm_crosscheck, folders, gem5_builds, paired, qemu_arm32,
+                         qemu_reference, region_stats, runner, simulate, spec, trace)
 
 EXIT_FAILED = 1
 EXIT_CANCELLED = 130  # as a shell reports a process stopped by SIGINT
@@ -186,6 +186,10 @@ def main(argv: list[str] | None = None) -> int:
     qemu_arm32.add_arguments(sub.add_parser(
         "qemu-arm32", help="claim C3 as published: getppid() on QEMU's vexpress-a15, "
         "software PAN off and on"))
+    dvm_crosscheck.add_arguments(sub.add_parser(
+        "dvm-crosscheck", help="our TLBI model against gem5's Ruby CHI DVM path: one "
+        "bare-metal TLBI loop at 4-32 simulated cores (needs python -m builders gem5 "
+        "--memory ruby-chi)"))
     region_stats.add_arguments(sub.add_parser(
         "region-stats", help="chosen gem5 statistics of the measured region (the first "
         "dump) of a results CSV's runs, from the run cache, under the command that prints them"))
@@ -195,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     definitions = args.definitions
     if not definitions.is_dir():
         parser.error(f"--definitions {definitions}: no such folder")
+    if args.command == "dvm-crosscheck":
+        return dvm_crosscheck.cli(args)
     if args.command == "qemu-reference":
         return qemu_reference.cli(args)
     if args.command == "qemu-arm32":
