@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from builders import cache
-from builders.patches import apply_series, read_series
+from builders.patches import Patch, apply_series, read_series
 from builders.process import CommandFailed, checkout_pinned, run, run_streaming
 
 log = logging.getLogger(__name__)
@@ -57,6 +57,10 @@ MEMORY_SYSTEMS: dict[str, dict[str, str]] = {
     "classic": {"RUBY": "n", "USE_SYSTEMC": "n", "USE_KVM": "n"},
     "ruby-chi": {"RUBY": "y", "RUBY_PROTOCOL_CHI": "y", "USE_SYSTEMC": "n", "USE_KVM": "n"},
 }
+# Patches only a memory system's own sources need: a series in this folder of
+# gem5-patches/, applied after the main one. Kept apart so that the classic
+# binary's key, and with it every cached run's, does not change with them.
+MEMORY_SERIES: dict[str, str] = {"ruby-chi": "ruby-chi"}
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,8 @@ class Gem5BuildOptions:
     isa: str = "ARM"
     variant: str = "opt"
     kconfig: dict[str, str] = field(default_factory=lambda: dict(MEMORY_SYSTEMS["classic"]))
+    # A folder of gem5-patches/ with a series applied after the main one ("": none).
+    extra_series: str = ""
 
     def __post_init__(self) -> None:
         if self.variant not in VARIANTS:
@@ -77,14 +83,24 @@ class Gem5BuildOptions:
         if memory not in MEMORY_SYSTEMS:
             raise ValueError(f"gem5 memory system '{memory}' "
                              f"(valid: {', '.join(MEMORY_SYSTEMS)})")
-        return cls(variant=variant, kconfig=dict(MEMORY_SYSTEMS[memory]))
+        return cls(variant=variant, kconfig=dict(MEMORY_SYSTEMS[memory]),
+                   extra_series=MEMORY_SERIES.get(memory, ""))
 
     @property
     def binary(self) -> str:
         return f"gem5.{self.variant}"
 
     def as_dict(self) -> dict[str, object]:
-        return {"isa": self.isa, "variant": self.variant, "kconfig": dict(self.kconfig)}
+        facts: dict[str, object] = {"isa": self.isa, "variant": self.variant,
+                                    "kconfig": dict(self.kconfig)}
+        if self.extra_series:
+            facts["extra_series"] = self.extra_series
+        return facts
+
+    def series(self, patch_dir: Path) -> list[Patch]:
+        """The patches this build applies: the series, then its extra one."""
+        extra = read_series(patch_dir / self.extra_series) if self.extra_series else []
+        return [*read_series(patch_dir), *extra]
 
 
 def _version_line(command: list[str], marker: str = "") -> str:
@@ -113,6 +129,9 @@ def build_inputs(patch_dir: Path, options: Gem5BuildOptions) -> dict[str, object
         "gem5_version": GEM5_VERSION,
         "gem5_commit": GEM5_COMMIT,
         "patches": [[p.name, p.digest()] for p in read_series(patch_dir)],
+        **({"extra_patches": [[p.name, p.digest()]
+                              for p in read_series(patch_dir / options.extra_series)]}
+           if options.extra_series else {}),
         "options": options.as_dict(),
         "toolchain": host_toolchain(),
         "recipe": RECIPE_VERSION,
@@ -254,7 +273,7 @@ def _source(entry: cache.Entry, patch_dir: Path, options: Gem5BuildOptions,
     src = entry.root / "gem5" / "worktree" / "src"
     src.parent.mkdir(parents=True, exist_ok=True)
     prepare_source(src, repo)
-    apply_series(src, read_series(patch_dir), f"gem5 {GEM5_VERSION}")
+    apply_series(src, options.series(patch_dir), f"gem5 {GEM5_VERSION}")
     configure(src, options)
     return src
 

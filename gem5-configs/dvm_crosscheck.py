@@ -50,6 +50,12 @@ def main() -> None:
         ArmSystem.tlbi_timing = timing
     elif args.param:
         parser.error(f"--param {args.param[0]}: only tlbi.<field>=<value> applies here")
+    if "--enable-dvm" in args.fs_args:
+        from m5.objects import ArmDecoder
+        # fs.py has configs/ruby/CHI.py set dvm_enabled on the CPUs' decoders
+        # before it creates them (createThreads comes after create_system),
+        # so its --enable-dvm reaches no decoder; the class default does.
+        ArmDecoder.dvm_enabled = True
     fs_args = args.fs_args[1:] if args.fs_args[:1] == ["--"] else args.fs_args
     sys.argv = [str(args.fs_script), *fs_args]
     # gem5's scripts find their libraries (configs/common, configs/ruby)

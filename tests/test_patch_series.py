@@ -23,9 +23,10 @@ GEM5_PATCHES = REPO_ROOT / "gem5-patches"
 KERNEL_POOL = KERNEL_PATCHES / kernel.PATCH_POOL
 
 
-def test_gem5_series_names_existing_patches() -> None:
-    named = {p.name for p in read_series(GEM5_PATCHES)}
-    on_disk = {p.name for p in GEM5_PATCHES.glob("*.patch")}
+@pytest.mark.parametrize("folder", ["", *sorted(set(gem5.MEMORY_SERIES.values()))])
+def test_gem5_series_names_existing_patches(folder: str) -> None:
+    named = {p.name for p in read_series(GEM5_PATCHES / folder)}
+    on_disk = {p.name for p in (GEM5_PATCHES / folder).glob("*.patch")}
     assert named == on_disk, "every patch in the folder is on the series, and only those"
 
 
@@ -86,8 +87,9 @@ def test_kernel_series_applies(variant: str, tmp_path: Path, linux_tree: Path) -
 
 
 @pytest.mark.needs_build
-def test_gem5_series_applies(tmp_path: Path) -> None:
-    patches = read_series(GEM5_PATCHES)
+@pytest.mark.parametrize("memory", sorted(gem5.MEMORY_SYSTEMS))
+def test_gem5_series_applies(tmp_path: Path, memory: str) -> None:
+    patches = gem5.Gem5BuildOptions.for_memory(memory).series(GEM5_PATCHES)
     assert patches, "gem5-patches/series names no patch"
     clone = cache.cache_root() / "gem5" / "worktree" / "src"
     if not (clone / ".git").is_dir():

@@ -57,8 +57,7 @@ _start:
 	mov	x0, #MAIR_EL3_VALUE
 	msr	mair_el3, x0
 	isb
-	tlbi	alle3
-	dsb	nsh
+	/* No TLBI ALLE3 first: the TLBs come out of reset empty. */
 	mrs	x0, sctlr_el3
 	mov	x1, #(SCTLR_M | SCTLR_C | SCTLR_I)
 	orr	x0, x0, x1
