@@ -12,11 +12,11 @@ import logging
 from pathlib import Path
 
 from builders import cache
+from builders.disk import CROSS_CC
 from builders.process import run
 
 log = logging.getLogger(__name__)
 
-CROSS_CC = "aarch64-linux-gnu-gcc"
 RECIPE_VERSION = 1
 SOURCE_DIR = "dvm-loop"
 # TLBIs per DSB, and whether the other cores wait (idle) or broadcast too

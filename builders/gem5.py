@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from builders import cache
-from builders.patches import Patch, apply_series, read_series
+from builders.patches import Patch, apply_series, read_series, series_id
 from builders.process import CommandFailed, checkout_pinned, run, run_streaming
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,10 @@ VARIANTS = ("opt", "fast")
 # its protocol's generated sources to the compile, so it is a separate binary.
 MEMORY_SYSTEMS: dict[str, dict[str, str]] = {
     "classic": {"RUBY": "n", "USE_SYSTEMC": "n", "USE_KVM": "n"},
-    "ruby-chi": {"RUBY": "y", "RUBY_PROTOCOL_CHI": "y", "USE_SYSTEMC": "n", "USE_KVM": "n"},
+    # Ruby's sets of controllers hold 64 by default, and a CHI system has three
+    # per core (L1I, L1D, L2): 128 lets the cross-check reach 32 cores.
+    "ruby-chi": {"RUBY": "y", "RUBY_PROTOCOL_CHI": "y", "NUMBER_BITS_PER_SET": "128",
+                 "USE_SYSTEMC": "n", "USE_KVM": "n"},
 }
 # Patches only a memory system's own sources need: a series in this folder of
 # gem5-patches/, applied after the main one. Kept apart so that the classic
@@ -266,11 +269,33 @@ def build_arm32_bootloader(src: Path, out: Path) -> None:
     shutil.rmtree(work)
 
 
+def worktree_src(root: Path | None = None) -> Path:
+    """The one gem5 work tree every build uses (its last build's series applied)."""
+    return (root or cache.cache_root()) / "gem5" / "worktree" / "src"
+
+
+def entry_binary(entry: cache.Entry) -> Path:
+    """gem5.opt or gem5.fast: the one binary a gem5 entry was built as."""
+    variant = entry.manifest()["inputs"]["options"]["variant"]
+    return entry.path / Gem5BuildOptions(variant=variant).binary
+
+
+def patch_ids(entry: cache.Entry) -> str:
+    """A build's patch series as ``0001-0031:<8 hex>`` (``patches.series_id``),
+    and its extra series after a ``+`` where it has one."""
+    inputs = entry.manifest()["inputs"]
+    ids = [series_id([(n, d) for n, d in inputs["patches"]])]
+    if inputs.get("extra_patches"):
+        extra = inputs["options"].get("extra_series", "extra")
+        ids.append(f"{extra} {series_id([(n, d) for n, d in inputs['extra_patches']])}")
+    return " + ".join(ids)
+
+
 def _source(entry: cache.Entry, patch_dir: Path, options: Gem5BuildOptions,
             repo: str | None) -> Path:
     """The work tree at the pinned commit with the series applied and configured."""
     repo = repo or os.environ.get(REPO_ENV) or UPSTREAM_REPO
-    src = entry.root / "gem5" / "worktree" / "src"
+    src = worktree_src(entry.root)
     src.parent.mkdir(parents=True, exist_ok=True)
     prepare_source(src, repo)
     apply_series(src, options.series(patch_dir), f"gem5 {GEM5_VERSION}")

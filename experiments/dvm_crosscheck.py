@@ -5,7 +5,8 @@ bare-metal loop (``disk-image/dvm-loop``) at 4 to 32 simulated cores.
 Core 0 times rounds of N broadcast ``tlbi vale1is`` and one ``dsb ish``; the
 other cores wait (idle) or run the same loop (busy), so their broadcasts
 contend. Every arm runs through gem5's ``fs.py`` (``gem5-configs/dvm_crosscheck.py``)
-with the same generic O3 CPU, platform and guest; only the DVM path differs:
+with the same generic O3 CPU, platform and guest; the memory system and its DVM
+path differ:
 
 * ``gem5``: classic memory, gem5's timing (a broadcast reaches every core in
   zero time; the DSB is an ordinary drain);
@@ -14,11 +15,15 @@ with the same generic O3 CPU, platform and guest; only the DVM path differs:
 * ``model-distributor``: the same with one system-wide distributor at 1 ns
   per target (the burst check's assumption);
 * ``ruby-chi``: gem5's Ruby CHI with ``--enable-dvm``: one misc node sends
-  each DVM operation to every core, one operation at a time.
+  each DVM operation to every core, one operation at a time;
+* ``ruby-chi-no-dvm``: the same Ruby CHI without ``--enable-dvm`` (a TLBI
+  reaches every core in zero time, as in ``gem5``): what the CHI memory
+  system alone costs the loop.
 
 A run is cached like a simulation (``dvm-runs/<key>``, keyed by the gem5
-build, the guest image and every argument); the CSV is made again from the
-cache on every invocation.
+build, the guest image, the cached copy of ``gem5-configs/`` gem5 runs and
+every argument; the repository's commit is recorded when it runs); the CSV is
+made again from the cache on every invocation.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from builders import baremetal, cache, gem5
-from experiments import collect, folders, stats
+from experiments import collect, folders, gem5_builds, stats
 from experiments.raw_outputs import tail
 from experiments.simulate import RepoState
 from experiments.spec import REPO_ROOT
@@ -42,11 +47,8 @@ from experiments.spec import REPO_ROOT
 log = logging.getLogger(__name__)
 
 NAME = "dvm-crosscheck"
-SCRIPT = REPO_ROOT / "gem5-configs" / "dvm_crosscheck.py"
-# Our code the runs execute: the entry point and what it imports.
-SCRIPT_CODE = (SCRIPT, *(REPO_ROOT / "gem5-configs" / "hardening" / name
-                         for name in ("tlbi.py", "params.py", "param_overrides.py",
-                                      "features.py")))
+# gem5-configs/'s entry point, run from the cached copy (gem5_builds.snapshot_configs).
+SCRIPT_NAME = "dvm_crosscheck.py"
 # gem5's own scripts, from the patched work tree the binaries were built in
 # (no patch of the series touches configs/).
 FS_SCRIPT = Path("configs/deprecated/example/fs.py")
@@ -66,7 +68,7 @@ class Arm:
 
     def fs_args(self) -> list[str]:
         if self.memory == "ruby-chi":
-            return ["--ruby", "--enable-dvm"]
+            return ["--ruby"] if self.name.endswith("-no-dvm") else ["--ruby", "--enable-dvm"]
         return ["--caches", "--l2cache"]
 
 
@@ -75,8 +77,12 @@ ARMS = {arm.name: arm for arm in (
     Arm("model", "classic", C5_ASSUMED),
     Arm("model-distributor", "classic", (*C5_ASSUMED, "tlbi.distributor_per_target=1ns")),
     Arm("ruby-chi", "ruby-chi"),
+    Arm("ruby-chi-no-dvm", "ruby-chi"),
 )}
 CORE_COUNTS = (4, 8, 16, 32)
+# Ruby's sets of controllers hold NUMBER_BITS_PER_SET (builders/gem5.py) and a
+# CHI system has three cache controllers per core.
+CHI_CONTROLLERS_PER_CORE = 3
 COLUMNS = ("experiment", "arm", "memory", "cores", "tlbis", "peers", "rounds", "params",
            "metric", "value", "unit", "gem5_version", "gem5_build", "gem5_patches",
            "guest_build", "configs_hash", "repo_commit", "repo_dirty", "host_seconds")
@@ -104,25 +110,21 @@ class Point:
 
 @dataclass(frozen=True)
 class Inputs:
-    """What every run shares: the builds and gem5's scripts."""
+    """What every run shares: the builds, our configs' cached copy, gem5's
+    scripts and the repository's state when the runs were asked for."""
 
     gem5_entries: dict[str, cache.Entry]
     guest: cache.Entry
+    configs: cache.Entry
     gem5_src: Path
-    patches: str
+    repo: RepoState
 
     def fs_script(self) -> Path:
         return self.gem5_src / FS_SCRIPT
 
-
-def gem5_binary(entry: cache.Entry) -> Path:
-    variant = entry.manifest()["inputs"]["options"]["variant"]
-    return entry.path / gem5.Gem5BuildOptions(variant=variant).binary
-
-
-def code_hash() -> str:
-    return cache.key_of({str(p.relative_to(REPO_ROOT)): cache.code_digest(p)
-                         for p in SCRIPT_CODE})
+    @property
+    def configs_hash(self) -> str:
+        return str(self.configs.manifest()["inputs"]["code"])[:16]
 
 
 def gem5_scripts_hash(src: Path) -> str:
@@ -137,7 +139,7 @@ def run_inputs(point: Point, inputs: Inputs) -> dict[str, object]:
         "cores": point.cores,
         "params": list(point.arm.params),
         "fs_args": fs_args(point, inputs.guest),
-        "code": code_hash(),
+        "code": inputs.configs_hash,
         "gem5_scripts": gem5_scripts_hash(inputs.gem5_src),
     }
 
@@ -156,8 +158,8 @@ def simulate(point: Point, inputs: Inputs, runs_root: Path | None = None) -> cac
 
     def build() -> None:
         with entry.staging(run_in) as out:
-            command = [str(gem5_binary(inputs.gem5_entries[point.arm.memory])),
-                       "-d", str(out / "m5out"), str(SCRIPT),
+            command = [str(gem5.entry_binary(inputs.gem5_entries[point.arm.memory])),
+                       "-d", str(out / "m5out"), str(inputs.configs.path / SCRIPT_NAME),
                        f"--fs-script={inputs.fs_script()}",
                        *(f"--param={p}" for p in point.arm.params),
                        "--", *fs_args(point, inputs.guest)]
@@ -172,14 +174,15 @@ def simulate(point: Point, inputs: Inputs, runs_root: Path | None = None) -> cac
                 raise CrossCheckFailed(
                     f"{point.label}: gem5 exited {done.returncode} without the guest's "
                     f"m5 exit; last lines:\n{tail(out / 'gem5.log')}")
-            (out / "host.json").write_text(json.dumps({"host_seconds": round(seconds, 1)}))
+            (out / "host.json").write_text(json.dumps({
+                "host_seconds": round(seconds, 1), "repo_commit": inputs.repo.commit,
+                "repo_dirty": inputs.repo.dirty}))
             log.info("done: %s in %.0f s", point.label, seconds)
 
     return cache.ensure(entry, f"dvm run {point.label}", build)
 
 
-def rows_of(point: Point, entry: cache.Entry, inputs: Inputs,
-            repo: RepoState) -> list[dict[str, object]]:
+def rows_of(point: Point, entry: cache.Entry, inputs: Inputs) -> list[dict[str, object]]:
     dumps = stats.read_dumps(entry.path / "m5out" / "stats.txt")
     if not dumps:
         raise CrossCheckFailed(f"{point.label}: no statistics dump in {entry.path}")
@@ -199,9 +202,9 @@ def rows_of(point: Point, entry: cache.Entry, inputs: Inputs,
               "cores": point.cores, "tlbis": point.tlbis, "peers": point.peers,
               "rounds": rounds, "params": " ".join(point.arm.params),
               "gem5_version": gem5.GEM5_VERSION, "gem5_build": gem5_entry.key,
-              "gem5_patches": inputs.patches, "guest_build": inputs.guest.key,
+              "gem5_patches": gem5.patch_ids(gem5_entry), "guest_build": inputs.guest.key,
               "configs_hash": entry.manifest()["inputs"]["code"],
-              "repo_commit": repo.commit, "repo_dirty": repo.dirty,
+              "repo_commit": host["repo_commit"], "repo_dirty": host["repo_dirty"],
               "host_seconds": host["host_seconds"]}
     return [{**common, "metric": m, "value": round(v, 3), "unit": u} for m, v, u in metrics]
 
@@ -221,14 +224,12 @@ def prepare(arms: Sequence[Arm], guest_root: Path | None = None) -> Inputs:
     tools = gem5.tools_entry(patch_dir)
     if not tools.usable():
         raise CrossCheckFailed("no gem5 tools in the cache; build them with: make gem5")
-    src = cache.cache_root() / "gem5" / "worktree" / "src"
+    src = gem5.worktree_src()
     if not (src / FS_SCRIPT).is_file():
         raise CrossCheckFailed(f"gem5's work tree ({src}) has no {FS_SCRIPT}: make gem5 "
                                "leaves it there")
     guest = baremetal.ensure_dvm_loop(REPO_ROOT / "disk-image", tools, guest_root)
-    series = cache.key_of({"patches": gem5.build_inputs(patch_dir,
-                                                        gem5.Gem5BuildOptions())["patches"]})
-    return Inputs(entries, guest, src, series)
+    return Inputs(entries, guest, gem5_builds.snapshot_configs(), src, RepoState.read())
 
 
 def crosscheck(arms: Sequence[Arm], core_counts: Sequence[int], tlbis: Sequence[int],
@@ -242,9 +243,8 @@ def crosscheck(arms: Sequence[Arm], core_counts: Sequence[int], tlbis: Sequence[
     log.info("%s: %d runs (up to %d at a time)", NAME, len(points), jobs)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         entries = list(pool.map(lambda point: simulate(point, inputs, runs_root), points))
-    repo = RepoState.read()
     rows = [row for point, entry in zip(points, entries, strict=True)
-            for row in rows_of(point, entry, inputs, repo)]
+            for row in rows_of(point, entry, inputs)]
     results_dir.mkdir(parents=True, exist_ok=True)
     target = results_dir / f"{NAME}.csv"
     collect.write_csv(rows, target, COLUMNS)
@@ -267,15 +267,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     folders.results_dir_argument(parser)
 
 
-def cli(args: argparse.Namespace) -> int:
+def usage_error(args: argparse.Namespace, arms: Sequence[Arm]) -> str | None:
+    """What is wrong with the arguments, in one line, or None."""
+    if args.jobs < 1:
+        return f"-j {args.jobs}: at least 1"
     if any(n < 2 for n in args.cores):
-        logging.error("--cores %s: a broadcast needs at least 2 cores",
-                      " ".join(map(str, args.cores)))
-        return 1
+        return (f"--cores {' '.join(map(str, args.cores))}: a broadcast needs at least "
+                "2 cores")
+    if any(arm.memory == "ruby-chi" for arm in arms):
+        bits = int(gem5.MEMORY_SYSTEMS["ruby-chi"]["NUMBER_BITS_PER_SET"])
+        most = bits // CHI_CONTROLLERS_PER_CORE
+        if max(args.cores) > most:
+            return (f"--cores {max(args.cores)}: the Ruby CHI build simulates at most {most} "
+                    f"cores (NUMBER_BITS_PER_SET {bits}, {CHI_CONTROLLERS_PER_CORE} caches "
+                    "per core)")
+    return None
+
+
+def cli(args: argparse.Namespace) -> int:
+    """0 when every point ran, 1 naming what failed, 2 for bad arguments."""
     arms = [ARMS[name] for name in (args.arms or ARMS)]
+    if (problem := usage_error(args, arms)) is not None:
+        logging.error("%s", problem)
+        return 2
     try:
         crosscheck(arms, args.cores, args.tlbis, args.peers, args.results_dir, args.jobs)
-    except (CrossCheckFailed, RuntimeError) as err:
+    except (RuntimeError, FileNotFoundError) as err:  # CommandFailed is a RuntimeError
         logging.error("%s", err)
         return 1
     return 0

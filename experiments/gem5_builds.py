@@ -35,8 +35,7 @@ class Builds:
     @property
     def gem5_binary(self) -> Path:
         """gem5.opt or gem5.fast: the one binary the gem5 entry was built as."""
-        variant = self.gem5.manifest()["inputs"]["options"]["variant"]
-        return self.gem5.path / gem5.Gem5BuildOptions(variant=variant).binary
+        return gem5.entry_binary(self.gem5)
 
     @property
     def configs_digest(self) -> str:

@@ -16,6 +16,8 @@ the hardware is an x86-64 Xeon.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -51,12 +53,8 @@ def ns_by_sample(frame: pd.DataFrame, workload: str) -> dict[int, float]:
 def load(folders: style.Folders) -> dict[str, pd.DataFrame]:
     """Per folio size, the drawn rows of the results holding it (the committed
     experiments' and the check's)."""
-    path = folders.results / CHECK
-    if not path.is_file():
-        raise style.NoResults(f"{style.shown(path)} does not exist: run '{CHECK_COMMAND} "
-                              f"--results-dir {style.shown(path.parent)}' first")
     by_name = {name: folders.load(name) for name in ("c2-kpkeys", "c2-kpkeys-64k")}
-    by_name[path.stem] = pd.read_csv(path, keep_default_na=False)
+    by_name[Path(CHECK).stem] = folders.load_check(CHECK, CHECK_COMMAND)
     return {size: drawn_rows(pd.concat([by_name[name] for name in results],
                                        ignore_index=True))
             for size, _, results, _, _ in SIZES}

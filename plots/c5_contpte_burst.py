@@ -109,10 +109,7 @@ def scaled_table(settings: dict[str, dict[Key, dict[int, float]]],
 
 def main(folders: style.Folders) -> None:
     path = folders.results / CHECK
-    if not path.is_file():
-        raise style.NoResults(f"{style.shown(path)} does not exist: run '{CHECK_COMMAND} "
-                              f"--results-dir {style.shown(path.parent)}' first")
-    frame = pd.read_csv(path, keep_default_na=False)
+    frame = folders.load_check(CHECK, CHECK_COMMAND)
     ns = samples(frame, "ns_per_iteration")
     if not any(k[1] == BASELINE for k in ns):
         raise style.NoResults(f"{style.shown(path)} lacks {BASELINE}'s runs, the baseline "

@@ -283,6 +283,16 @@ class Folders:
                             f"{name} --results-dir {shown(self.results)}' first")
         return pd.read_csv(path, keep_default_na=False)
 
+    def load_check(self, relative: str, command: str) -> pd.DataFrame:
+        """A check's results (``<results>/<relative>``, e.g.
+        ``checks/isb/sysreg-isb.csv``); ``command`` is what makes them, named in
+        the error when they are missing."""
+        path = self.results / relative
+        if not path.is_file():
+            raise NoResults(f"{shown(path)} does not exist: run '{command} "
+                            f"--results-dir {shown(path.parent)}' first")
+        return pd.read_csv(path, keep_default_na=False)
+
     def save_table(self, name: str, markdown: str) -> Path:
         """Write ``<out>/<name>.md`` whole or not at all."""
         self.out.mkdir(parents=True, exist_ok=True)

@@ -66,12 +66,8 @@ def table(above: pd.DataFrame) -> str:
 
 
 def main(folders: style.Folders) -> None:
-    path = folders.results / CHECK
-    if not path.is_file():
-        raise style.NoResults(f"{style.shown(path)} does not exist: run 'python -m experiments "
-                              "--definitions experiments/definitions/checks run sysreg-isb "
-                              f"--results-dir {style.shown(path.parent)}' first")
-    frame = pd.read_csv(path, keep_default_na=False)
+    frame = folders.load_check(CHECK, "python -m experiments --definitions "
+                               "experiments/definitions/checks run sysreg-isb")
     print(style.shown(folders.save_table("sysreg_isb", table(isb_costs(frame)))))
 
 

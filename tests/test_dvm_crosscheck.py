@@ -39,14 +39,25 @@ def test_unknown_loop_shape_names_the_valid_ones() -> None:
 
 
 def test_one_core_is_refused_in_one_line(caplog: pytest.LogCaptureFixture) -> None:
-    assert experiments_main(["dvm-crosscheck", "--cores", "1", "4"]) == 1
+    assert experiments_main(["dvm-crosscheck", "--cores", "1", "4"]) == 2
     assert "a broadcast needs at least 2 cores" in caplog.text
 
 
-def test_only_the_chi_arm_uses_ruby_and_only_model_arms_set_tlbi() -> None:
+@pytest.mark.parametrize(("argv", "message"), [
+    (["-j", "0"], "-j 0: at least 1"),
+    (["--arm", "ruby-chi", "--cores", "4", "64"], "simulates at most 42 cores"),
+])
+def test_bad_arguments_are_refused_in_one_line(argv: list[str], message: str,
+                                               caplog: pytest.LogCaptureFixture) -> None:
+    assert experiments_main(["dvm-crosscheck", *argv]) == 2
+    assert message in caplog.text
+
+
+def test_only_chi_arms_use_ruby_and_only_model_arms_set_tlbi() -> None:
     for arm in dvm_crosscheck.ARMS.values():
         uses_ruby = "--ruby" in arm.fs_args()
         assert uses_ruby == (arm.memory == "ruby-chi")
+        assert ("--enable-dvm" in arm.fs_args()) == (arm.name == "ruby-chi")
         assert all(p.startswith("tlbi.") for p in arm.params)
         assert bool(arm.params) == arm.name.startswith("model")
 

@@ -91,7 +91,7 @@ def test_kernel_series_applies(variant: str, tmp_path: Path, linux_tree: Path) -
 def test_gem5_series_applies(tmp_path: Path, memory: str) -> None:
     patches = gem5.Gem5BuildOptions.for_memory(memory).series(GEM5_PATCHES)
     assert patches, "gem5-patches/series names no patch"
-    clone = cache.cache_root() / "gem5" / "worktree" / "src"
+    clone = gem5.worktree_src()
     if not (clone / ".git").is_dir():
         missing_build("the gem5 clone", "'make gem5'")
     for rel in sorted({f for p in patches for f in p.touched_files()}):
