@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from builders import cache, patches
+from builders import cache, gem5
 from experiments import raw_outputs, selftests, stats
 from experiments.raw_outputs import SimulationFailed, tail
 from experiments.spec import RunSpec, catalog
@@ -95,8 +95,7 @@ def _patch_ids(key: str) -> str:
     entry = cache.Entry(kind="gem5", key=key, root=cache.cache_root())
     if not key or not entry.exists():
         return ""
-    return patches.series_id([(name, digest) for name, digest
-                              in entry.manifest()["inputs"]["patches"]])
+    return gem5.patch_ids(entry)
 
 
 def provenance(raw: Path) -> dict[str, object]:

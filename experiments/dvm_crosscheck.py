@@ -65,10 +65,12 @@ class Arm:
     name: str
     memory: str  # a builders.gem5.MEMORY_SYSTEMS key
     params: tuple[str, ...] = ()
+    # Ruby CHI only: TLBIs travel as DVM operations through its misc node.
+    dvm: bool = False
 
     def fs_args(self) -> list[str]:
         if self.memory == "ruby-chi":
-            return ["--ruby"] if self.name.endswith("-no-dvm") else ["--ruby", "--enable-dvm"]
+            return ["--ruby", *(["--enable-dvm"] if self.dvm else [])]
         return ["--caches", "--l2cache"]
 
 
@@ -76,7 +78,7 @@ ARMS = {arm.name: arm for arm in (
     Arm("gem5", "classic"),
     Arm("model", "classic", C5_ASSUMED),
     Arm("model-distributor", "classic", (*C5_ASSUMED, "tlbi.distributor_per_target=1ns")),
-    Arm("ruby-chi", "ruby-chi"),
+    Arm("ruby-chi", "ruby-chi", dvm=True),
     Arm("ruby-chi-no-dvm", "ruby-chi"),
 )}
 CORE_COUNTS = (4, 8, 16, 32)
