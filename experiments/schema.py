@@ -98,7 +98,7 @@ WORKLOAD: dict[str, Type] = {
 WORKLOAD_REQUIRED = ("name", "args")
 EXCLUDE: dict[str, Type] = {
     "cpu": STRING, "core": STRING, "variant": STRING, "workload": STRING, "params": STRINGS,
-    "kernel_args": STRINGS, "features": STRING,
+    "kernel_args": STRINGS, "features": STRING, "nodes": INTEGER,
 }
 
 # A [quick] table: keys as [[exclude]]'s, and a list of names where any of them

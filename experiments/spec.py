@@ -188,14 +188,16 @@ class Experiment:
 def _exclusion(entry: dict[str, Any]) -> dict[str, str]:
     """An ``[[exclude]]`` table: runs matching every key it gives are left out
     (combinations of the matrix that cannot run, e.g. ``ia-off`` without PAC)."""
-    # params, kernel_args: the matrix entry's whole list, matched as a whole.
-    return {k: " ".join(v) if isinstance(v, list) else v for k, v in entry.items()}
+    # params, kernel_args: the matrix entry's whole list, matched as a whole;
+    # nodes: a count, matched as written.
+    return {k: " ".join(v) if isinstance(v, list) else str(v) for k, v in entry.items()}
 
 
 def _matches(run: RunSpec, exclusion: dict[str, str]) -> bool:
     values = {"cpu": run.cpu, "core": run.core, "variant": run.variant,
               "workload": run.workload.name, "params": " ".join(run.params),
-              "kernel_args": " ".join(run.kernel_args), "features": ",".join(run.features)}
+              "kernel_args": " ".join(run.kernel_args), "features": ",".join(run.features),
+              "nodes": str(run.nodes)}
     return all(values[k] == v for k, v in exclusion.items())
 
 
@@ -315,17 +317,18 @@ def load(name: str, definitions: Path = DEFINITIONS) -> Experiment:
         if w.timeout_s < 0:
             raise BadExperiment(f"{path}: workload '{w.name}': 'timeout_s' must be 0 (the "
                                 "test's own) or more")
-    names_of = {"cpu": cpus, "core": matrix["cores"], "variant": matrix["variants"],
-                "workload": [w.name for w in workloads],
-                "params": [" ".join(p) for p in param_sets],
-                "kernel_args": [" ".join(c) for c in cmdlines],
-                "features": [",".join(f) for f in feature_sets]}
-    for number, exclusion in enumerate(excludes, start=1):
-        _check_in_experiment(f"{path}: [[exclude]] #{number}", exclusion, names_of)
     if "core_count" in data and "core_counts" in matrix:
         raise BadExperiment(f"{path}: give 'core_count' or [matrix] 'core_counts', not both")
     core_counts = matrix.get("core_counts", [data.get("core_count", 1)])
     node_counts = matrix.get("nodes", [1])
+    names_of = {"cpu": cpus, "core": matrix["cores"], "variant": matrix["variants"],
+                "workload": [w.name for w in workloads],
+                "params": [" ".join(p) for p in param_sets],
+                "kernel_args": [" ".join(c) for c in cmdlines],
+                "features": [",".join(f) for f in feature_sets],
+                "nodes": [str(n) for n in node_counts]}
+    for number, exclusion in enumerate(excludes, start=1):
+        _check_in_experiment(f"{path}: [[exclude]] #{number}", exclusion, names_of)
     for key, counts in (("core_counts", core_counts), ("nodes", node_counts)):
         if len(set(counts)) != len(counts):
             raise BadExperiment(f"{path}: [matrix] '{key}' must list distinct counts, "
@@ -377,7 +380,8 @@ def _quick(path: Path, data: dict[str, Any], runs: tuple[RunSpec, ...],
         return runs if quick else ()
     choices: dict[str, tuple[str, ...]] = {}
     for key, value in quick.items():
-        names = [value] if isinstance(value, str) or key in ("params", "kernel_args") else value
+        names = ([value] if isinstance(value, (str, int)) or key in ("params", "kernel_args")
+                 else value)
         choices[key] = tuple(_selected(f"{path}: [quick]", key, _exclusion({key: n})[key],
                                        names_of) for n in names)
     chosen = tuple(r for r in runs if r.sample == 0 and all(

@@ -63,6 +63,19 @@ def test_exclude_by_kernel_command_line(tmp_path: Path) -> None:
         ("baseline", ()), ("swpan-batched", ("arm64.nopan",))}
 
 
+def test_exclude_by_node_count(tmp_path: Path) -> None:
+    # A cross-node cost means nothing on one node: its one-node runs are left out.
+    text = GOOD.replace("[matrix]", "core_count = 2\n[matrix]\nnodes = [1, 2]", 1)
+    text += '[[exclude]]\nnodes = 1\nparams = ["cpu.numROBEntries=64"]\n'
+    runs = spec.load("probe", _write(tmp_path, text)).runs
+    assert {(r.nodes, r.params) for r in runs} == {
+        (1, ()), (2, ()), (2, ("cpu.numROBEntries=64",))}
+    with pytest.raises(spec.BadExperiment, match="nodes '3' is not in the experiment"):
+        spec.load("probe", _write(tmp_path, text.replace("nodes = 1\n", "nodes = 3\n")))
+    with pytest.raises(spec.BadExperiment, match="unknown key 'node'; valid keys: .*nodes"):
+        spec.load("probe", _write(tmp_path, text.replace("nodes = 1\n", "node = 1\n")))
+
+
 def test_exclude_by_feature_set(tmp_path: Path) -> None:
     # Written in another order than the matrix's entry: still the same set.
     text = GOOD + '[[exclude]]\nfeatures = "pac,pan"\n[[exclude]]\nfeatures = ""\n'
