@@ -2,7 +2,8 @@
  * What a process's exit costs when its anonymous memory is mapped with 64 KiB
  * large folios (mTHP), which arm64 maps with the contiguous bit (claim C5).
  *
- *   exit_bench exit|burst|spawn|mix|mix-exit MIB ROUNDS [CPU...] [parent=CPU]
+ *   exit_bench exit|burst|spawn|mix|mix-exit|build|build-exit MIB ROUNDS [CPU...]
+ *              [parent=CPU]
  *   exit_bench check MIB [CPU] [parent=CPU]
  *
  * "exit": ROUNDS children each map MIB MiB of anonymous memory, touch every
@@ -44,6 +45,20 @@
  * "mix": mix-exit ns/op over mix ns/op is exit's share again, from gem5's
  * clock instead of the guest's.
  *
+ * "build" is a parallel kernel build's shape: exec'd helpers run as make -jN
+ * runs compilers, one per listed CPU at a time, each started as soon as the
+ * one before it on that CPU is reaped, ROUNDS lives in all, so exits overlap
+ * other helpers' exec, faults and exits. A helper's memory is more than the
+ * MIB MiB of 64 KiB folios: also SMALL_MAPS anonymous mappings of 16 KiB (too
+ * small for a 64 KiB folio, so page-size ones, as a compiler's small heaps
+ * are) and a private read-only mapping of a SOURCE_MIB MiB file on /tmp
+ * (tmpfs: page-cache pages, as the sources and headers a compiler reads),
+ * every page touched. ns per operation is the region over ROUNDS lives with
+ * up to N running at once. "build-exit" starts the same helpers before the
+ * region and releases them all at once, as "burst" does, so the region holds
+ * only their exits; its ns per operation over "build"'s is exit's share of
+ * the build's core time, both from gem5's clock.
+ *
  * CPU... pins the children, round-robin, to these CPUs; parent=CPU pins the
  * parent (and, if no CPU is listed, the children, which inherit it). A run
  * can so keep the benchmark on the cores of one NUMA node or spread it over
@@ -78,6 +93,11 @@
 #define FOLIO (64UL << 10)
 #define PAGE 4096UL
 #define MAX_CPUS 64
+/* A build helper's memory beside its large folios (see "build" above). */
+#define SMALL_MAPS 64
+#define SMALL_MAP (16UL << 10)
+#define SOURCE_MIB 2UL
+#define SOURCE_PATH "/tmp/exit_bench-source"
 
 struct child {
 	pid_t pid;
@@ -99,6 +119,50 @@ static void map_and_touch(unsigned long mib)
 	p = (char *)(((uintptr_t)raw + FOLIO - 1) & ~(uintptr_t)(FOLIO - 1));
 	for (size_t off = 0; off < size; off += PAGE)
 		p[off] = 1;
+}
+
+/* The rest of a build helper's memory: small anonymous mappings in page-size
+ * folios, and a file's page-cache pages mapped privately and read. */
+static void map_and_touch_build_extras(void)
+{
+	size_t source = SOURCE_MIB << 20;
+	volatile char sum = 0;
+	int fd;
+	char *p;
+
+	for (int i = 0; i < SMALL_MAPS; i++) {
+		p = mmap(NULL, SMALL_MAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+		if (p == MAP_FAILED)
+			bench_die("mmap");
+		for (size_t off = 0; off < SMALL_MAP; off += PAGE)
+			p[off] = 1;
+	}
+	fd = open(SOURCE_PATH, O_RDONLY);
+	if (fd < 0)
+		bench_die(SOURCE_PATH);
+	p = mmap(NULL, source, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		bench_die("mmap " SOURCE_PATH);
+	close(fd);
+	for (size_t off = 0; off < source; off += PAGE)
+		sum += p[off];
+}
+
+/* The file build helpers map, written before any of them starts, so its
+ * pages are in the page cache and every helper maps the same ones. */
+static void write_build_source(void)
+{
+	static char block[64 << 10];
+	int fd = open(SOURCE_PATH, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	if (fd < 0)
+		bench_die(SOURCE_PATH);
+	memset(block, 'x', sizeof(block));
+	for (size_t done = 0; done < (SOURCE_MIB << 20); done += sizeof(block))
+		if (write(fd, block, sizeof(block)) != (ssize_t)sizeof(block))
+			bench_die("write " SOURCE_PATH);
+	close(fd);
 }
 
 /* A CPU number that fits a cpu_set_t (CPU_SET() does not check). */
@@ -161,7 +225,7 @@ static struct child start_child(unsigned long mib, int cpu)
  * MIB READY_FD RELEASE_FD". The parent's own ends of the pipes are
  * close-on-exec, so that the helper (and its exit) holds only its two.
  */
-static struct child start_exec_child(unsigned long mib, int cpu)
+static struct child start_exec_child_as(unsigned long mib, int cpu, const char *role)
 {
 	int ready[2], release[2];
 	char mib_text[24], ready_text[16], release_text[16];
@@ -181,7 +245,7 @@ static struct child start_exec_child(unsigned long mib, int cpu)
 		snprintf(mib_text, sizeof(mib_text), "%lu", mib);
 		snprintf(ready_text, sizeof(ready_text), "%d", ready[1]);
 		snprintf(release_text, sizeof(release_text), "%d", release[0]);
-		execl("/proc/self/exe", "exit_bench", "child", mib_text, ready_text,
+		execl("/proc/self/exe", "exit_bench", role, mib_text, ready_text,
 		      release_text, (char *)NULL);
 		_exit(127);
 	}
@@ -196,8 +260,19 @@ static struct child start_exec_child(unsigned long mib, int cpu)
 	return c;
 }
 
-/* The exec'd helper: map, touch, say so, and exit when released. */
-static int run_helper(int argc, char **argv)
+static struct child start_exec_child(unsigned long mib, int cpu)
+{
+	return start_exec_child_as(mib, cpu, "child");
+}
+
+static struct child start_build_child(unsigned long mib, int cpu)
+{
+	return start_exec_child_as(mib, cpu, "build-child");
+}
+
+/* The exec'd helper: map, touch, say so, and exit when released. A build
+ * helper ("build-child") maps a compiler's other memory too. */
+static int run_helper(int argc, char **argv, int build)
 {
 	int ready, release;
 	char byte;
@@ -207,6 +282,8 @@ static int run_helper(int argc, char **argv)
 	ready = (int)bench_count(argv[3], "fd");
 	release = (int)bench_count(argv[4], "fd");
 	map_and_touch(bench_count(argv[2], "MiB"));
+	if (build)
+		map_and_touch_build_extras();
 	if (write(ready, "r", 1) != 1 || read(release, &byte, 1) != 1)
 		return 1;
 	return 0;
@@ -251,9 +328,10 @@ static void run_exit(unsigned long mib, unsigned long rounds, const int *cpus, i
 	free(children);
 }
 
-static void run_burst(unsigned long mib, unsigned long rounds, const int *cpus, int ncpus)
+static void run_burst(unsigned long mib, unsigned long rounds, const int *cpus, int ncpus,
+		      struct child (*start)(unsigned long, int))
 {
-	struct child *children = start_children(mib, rounds, cpus, ncpus, start_child);
+	struct child *children = start_children(mib, rounds, cpus, ncpus, start);
 
 	bench_detail_begin();
 	bench_region_begin();
@@ -320,6 +398,70 @@ static void run_mix(unsigned long mib, unsigned long rounds, const int *cpus, in
 	printf("exit_bench mix: total_ns=%llu exit_ns=%llu exit_share=%.3f\n",
 	       (unsigned long long)total, (unsigned long long)exit_ns,
 	       total ? (double)exit_ns / (double)total : 0.0);
+}
+
+/* A build helper's whole life, not waited for: "exit_bench build-life MIB"
+ * maps and touches its memory and exits. */
+static pid_t start_build_life(unsigned long mib, int cpu)
+{
+	char mib_text[24];
+	pid_t pid = fork();
+
+	if (pid < 0)
+		bench_die("fork");
+	if (pid == 0) {
+		if (cpu >= 0)
+			pin(cpu);
+		snprintf(mib_text, sizeof(mib_text), "%lu", mib);
+		execl("/proc/self/exe", "exit_bench", "build-life", mib_text, (char *)NULL);
+		_exit(127);
+	}
+	return pid;
+}
+
+/*
+ * One life per listed CPU at a time (make -jN's shape): the next helper on a
+ * CPU starts when the one before it there is reaped, so one helper's exit
+ * overlaps others' exec, faults and exits.
+ */
+static void run_build(unsigned long mib, unsigned long rounds, const int *cpus, int ncpus)
+{
+	int slots = ncpus ? ncpus : 1;
+	pid_t running[MAX_CPUS];
+	unsigned long started = 0;
+
+	bench_detail_begin();
+	/* Warm-up: the first exec looks up /proc/self/exe afresh. */
+	bench_reap("exit_bench", start_build_life(mib, ncpus ? cpus[0] : -1));
+	bench_region_begin();
+	for (int s = 0; s < slots; s++) {
+		running[s] = -1;
+		if (started < rounds) {
+			running[s] = start_build_life(mib, ncpus ? cpus[s] : -1);
+			started++;
+		}
+	}
+	for (unsigned long done = 0; done < rounds; done++) {
+		int status, s;
+		pid_t pid = wait(&status);
+
+		if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+			fprintf(stderr, "exit_bench: build helper %d failed\n", pid);
+			exit(1);
+		}
+		for (s = 0; s < slots && running[s] != pid; s++)
+			;
+		if (s == slots) {
+			fprintf(stderr, "exit_bench: reaped %d, not a build helper\n", pid);
+			exit(1);
+		}
+		running[s] = -1;
+		if (started < rounds) {
+			running[s] = start_build_life(mib, ncpus ? cpus[s] : -1);
+			started++;
+		}
+	}
+	bench_region_end();
 }
 
 static int count_entries(const char *dir, const char *prefix)
@@ -437,10 +579,17 @@ int main(int argc, char **argv)
 	unsigned long mib, rounds;
 
 	if (argc > 1 && !strcmp(argv[1], "child"))
-		return run_helper(argc, argv);
+		return run_helper(argc, argv, 0);
+	if (argc > 1 && !strcmp(argv[1], "build-child"))
+		return run_helper(argc, argv, 1);
+	if (argc == 3 && !strcmp(argv[1], "build-life")) {
+		map_and_touch(bench_count(argv[2], "MiB"));
+		map_and_touch_build_extras();
+		return 0;
+	}
 	if (argc < 3 || (strcmp(argv[1], "check") && argc < 4)) {
-		fprintf(stderr, "usage: exit_bench exit|burst|spawn|mix|mix-exit MIB ROUNDS [CPU...] "
-			"[parent=CPU] | check MIB [CPU] [parent=CPU]\n");
+		fprintf(stderr, "usage: exit_bench exit|burst|spawn|mix|mix-exit|build|build-exit MIB "
+			"ROUNDS [CPU...] [parent=CPU] | check MIB [CPU] [parent=CPU]\n");
 		return 2;
 	}
 	for (int i = strcmp(argv[1], "check") ? 4 : 3; i < argc; i++) {
@@ -465,16 +614,22 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "exit"))
 		run_exit(mib, rounds, cpus, ncpus, start_child);
 	else if (!strcmp(argv[1], "burst"))
-		run_burst(mib, rounds, cpus, ncpus);
+		run_burst(mib, rounds, cpus, ncpus, start_child);
 	else if (!strcmp(argv[1], "spawn"))
 		run_spawn(mib, rounds, cpus, ncpus);
 	else if (!strcmp(argv[1], "mix"))
 		run_mix(mib, rounds, cpus, ncpus);
 	else if (!strcmp(argv[1], "mix-exit"))
 		run_exit(mib, rounds, cpus, ncpus, start_exec_child);
-	else {
+	else if (!strcmp(argv[1], "build") || !strcmp(argv[1], "build-exit")) {
+		write_build_source();
+		if (!strcmp(argv[1], "build"))
+			run_build(mib, rounds, cpus, ncpus);
+		else
+			run_burst(mib, rounds, cpus, ncpus, start_build_child);
+	} else {
 		fprintf(stderr, "exit_bench: unknown mode '%s' (exit, burst, spawn, mix, mix-exit, "
-			"check)\n",
+			"build, build-exit, check)\n",
 			argv[1]);
 		return 2;
 	}
