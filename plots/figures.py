@@ -61,6 +61,8 @@ FIGURES: tuple[Figure, ...] = (
            writes=("c5_contpte_numa", "c5_contpte_numa_summary")),
     Figure("c5_contpte_burst", ("c5-contpte-numa",),
            "`checks/contpte-burst/c5-contpte-burst.csv` (`experiments/definitions/checks`)"),
+    Figure("c5_contpte_altra", ("c5-contpte-altra",)),
+    Figure("c5_contpte_dvm_sweep", ("c5-contpte-dvm-sweep",)),
     Figure("c5_dvm_crosscheck", (),
            "`checks/dvm-chi/dvm-crosscheck.csv` (`python -m experiments dvm-crosscheck`)"),
     Figure("poe", ("poe",)),
