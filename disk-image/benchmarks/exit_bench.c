@@ -49,9 +49,9 @@
  * runs compilers, one per listed CPU at a time, each started as soon as the
  * one before it on that CPU is reaped, ROUNDS lives in all, so exits overlap
  * other helpers' exec, faults and exits. A helper's memory is more than the
- * MIB MiB of 64 KiB folios: also SMALL_MAPS anonymous mappings of 16 KiB (too
- * small for a 64 KiB folio, so page-size ones, as a compiler's small heaps
- * are) and a private read-only mapping of a SOURCE_MIB MiB file on /tmp
+ * MIB MiB of 64 KiB folios: also SMALL_MAPS anonymous mappings of 16 KiB, each
+ * between guard pages (too small for a 64 KiB folio, so page-size ones, as
+ * a compiler's small heaps are) and a private read-only mapping of a SOURCE_MIB MiB file on /tmp
  * (tmpfs: page-cache pages, as the sources and headers a compiler reads),
  * every page touched. ns per operation is the region over ROUNDS lives with
  * up to N running at once. "build-exit" starts the same helpers before the
@@ -130,11 +130,16 @@ static void map_and_touch_build_extras(void)
 	int fd;
 	char *p;
 
+	/* Each between two inaccessible guard pages, as thread stacks and
+	 * malloc arenas are, so that neighbouring mappings do not merge into
+	 * one area in which whole 64 KiB blocks, and so large folios, fit. */
 	for (int i = 0; i < SMALL_MAPS; i++) {
-		p = mmap(NULL, SMALL_MAP, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			 -1, 0);
+		p = mmap(NULL, SMALL_MAP + 2 * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p == MAP_FAILED)
 			bench_die("mmap");
+		p += PAGE;
+		if (mprotect(p, SMALL_MAP, PROT_READ | PROT_WRITE))
+			bench_die("mprotect");
 		for (size_t off = 0; off < SMALL_MAP; off += PAGE)
 			p[off] = 1;
 	}
