@@ -25,6 +25,9 @@ class Figure:
     # What it writes into the output folder (``<output>.{pdf,png,md}``), when
     # more or other than its own name.
     writes: tuple[str, ...] = ()
+    # The claim (plots/host_times.CLAIMS label) whose index row lists it, for a
+    # figure that reads a check rather than the claim's experiments.
+    claim: str = ""
 
     @property
     def outputs(self) -> tuple[str, ...]:
@@ -64,7 +67,8 @@ FIGURES: tuple[Figure, ...] = (
     Figure("c5_contpte_altra", ("c5-contpte-altra",)),
     Figure("c5_contpte_dvm_sweep", ("c5-contpte-dvm-sweep",)),
     Figure("c5_dvm_crosscheck", (),
-           "`checks/dvm-chi/dvm-crosscheck.csv` (`python -m experiments dvm-crosscheck`)"),
+           "`checks/dvm-chi/dvm-crosscheck.csv` (`python -m experiments dvm-crosscheck`)",
+           claim="C5 contpte teardown"),
     Figure("poe", ("poe",)),
     Figure("mte", ("mte",)),
     Figure("mte_instructions", ("mte-instructions",)),
@@ -91,10 +95,12 @@ def figure(name: str) -> Figure:
     return found
 
 
-def pictures_of(experiments: tuple[str, ...]) -> tuple[str, ...]:
-    """The figures with a picture that read any of ``experiments``."""
+def pictures_of(experiments: tuple[str, ...], claim: str = "") -> tuple[str, ...]:
+    """The figures with a picture that read any of ``experiments``, or that
+    name ``claim`` as theirs."""
     return tuple(f.name for f in FIGURES
-                 if f.picture and set(f.experiments + f.traces) & set(experiments))
+                 if f.picture and (set(f.experiments + f.traces) & set(experiments)
+                                   or (claim and f.claim == claim)))
 
 
 def index_table() -> str:

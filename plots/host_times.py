@@ -36,27 +36,38 @@ class ClaimEntry:
     label: str
     page: str
     experiments: tuple[str, ...]
+    # Commands that make the checks its page also discusses (staged definitions,
+    # cross-checks), beside the experiments' own command.
+    checks: tuple[str, ...] = ()
 
 
+# The command that makes the staged checks named after it.
+CHECKS = "python -m experiments --definitions experiments/definitions/checks run "
 # Each claim of the README's index and the reviewer's guide.
 CLAIMS: tuple[ClaimEntry, ...] = (
     ClaimEntry("kernel entry cost", "docs/results/syscall.md", ("syscall",)),
     ClaimEntry("C1 as published", "docs/results/c1.md", ("c1-published", "c1-published-fit")),
-    ClaimEntry("C1 what-if", "docs/results/c1.md", ("c1-sctlr", "c1-sctlr-sweep")),
+    ClaimEntry("C1 what-if", "docs/results/c1.md", ("c1-sctlr", "c1-sctlr-sweep"),
+               (CHECKS + "c1-sensitivity",)),
     ClaimEntry("C2 page tables under a protection key", "docs/results/c2.md",
                ("kpkeys-selftests", "c2-kpkeys", "c2-kpkeys-64k", "c2-kpkeys-por",
-                "c2-kpkeys-vmalloc", "c2-kpkeys-spawn")),
+                "c2-kpkeys-vmalloc", "c2-kpkeys-spawn"),
+               (CHECKS + "c2-kpkeys-1g c2-kpkeys-sensitivity sysreg-isb",)),
     ClaimEntry("C3 software PAN, 32-bit (gem5)", "docs/results/c3.md",
                ("c3-arm32-pan", "c3-arm32-dacr")),
     ClaimEntry("C4 batched user access", "docs/results/c4.md",
-               ("c4-uaccess-check", "c4-uaccess", "c4-uaccess-sysreg")),
+               ("c4-uaccess-check", "c4-uaccess", "c4-uaccess-sysreg"),
+               (CHECKS + "c4-uaccess-isb sysreg-isb",)),
     ClaimEntry("C5 contpte teardown", "docs/results/c5.md",
                ("c5-contpte", "c5-contpte-sweep", "c5-contpte-numa", "c5-contpte-mix",
-                "c5-contpte-altra", "c5-contpte-dvm-sweep")),
+                "c5-contpte-altra", "c5-contpte-dvm-sweep"),
+               (CHECKS + "c5-contpte-burst c5-contpte-2023",
+                "python -m experiments dvm-crosscheck")),
     ClaimEntry("POE", "docs/results/poe.md", ("poe", "poe-selftests")),
     ClaimEntry("MTE and KASAN", "docs/results/mte.md",
                ("mte", "mte-instructions", "mte-workloads", "mte-selftests", "kasan",
-                "kasan-boot")),
+                "kasan-boot"),
+               (CHECKS + "mte-sync-tag-lines mte-write-streaming",)),
     ClaimEntry("PAuth and BTI selftests", "docs/results/poe.md", ("hardening-selftests",)),
     ClaimEntry("core-model validation", "docs/results/core-validation.md",
                ("core-validation", "sysreg-microbench")),
@@ -161,9 +172,12 @@ def index_table(per_experiment: dict[str, pd.Series]) -> str:
         cost = (minutes(max(float(runs.sum()) / LOCAL_CORES, runs.max()))
                 if runs is not None else "not run")
         figures = ", ".join(f"[{name}](plots/out/{name}.png)"
-                            for name in pictures_of(claim.experiments)) or "—"
+                            for name in pictures_of(claim.experiments, claim.label)) or "—"
+        commands = "; checks: ".join(
+            f"`{command}`" for command in (f"python -m experiments run "
+                                           f"{' '.join(claim.experiments)}", *claim.checks))
         lines.append(f"| {claim.label} | [{Path(claim.page).stem}]({claim.page}) | {figures} | "
-                     f"`python -m experiments run {' '.join(claim.experiments)}` | {cost} |")
+                     f"{commands} | {cost} |")
     return "\n".join(lines) + "\n"
 
 
