@@ -20,6 +20,7 @@ import math
 import numpy as np
 
 from plots import style
+from plots.c5_contpte_burst import nodes_label, ratio_text
 from plots.c5_contpte_numa import (BASELINE, SHORT, VARIANTS, Key, median, per_operation,
                                    relative, samples)
 
@@ -30,17 +31,6 @@ EXITS = {"exit-spread": "one at a time", "burst-spread": "eight at once",
 BUILD = "build-spread"
 BUILD_EXIT = "build-exit-spread"
 PER_EXIT = ("instructions", "broadcast_tlbis", "dsb_tlbi_waits", "dsb_tlbi_wait_ps")
-
-
-def nodes_label(nodes: int) -> str:
-    return f"{nodes} node{'s' if nodes > 1 else ''}"
-
-
-def ratio_text(ratio: tuple[float, float, float, float]) -> str:
-    value, low, high, _ = ratio
-    if math.isnan(value):
-        return "—"
-    return f"{value:.2f}x" + (f" [{low:.2f}-{high:.2f}]" if high > low else "")
 
 
 def exit_share(ns: dict[Key, dict[int, float]], nodes: int, variant: str) -> float:
@@ -129,8 +119,8 @@ def main(folders: style.Folders) -> None:
     axes[0][0].set_ylabel("time per exit\nrelative to no contpte (x)")
     style.legend_on_top(fig, axes[0][0], columns=len(node_counts))
     fig.subplots_adjust(top=0.80, wspace=0.08)
-    style.add_note(fig, f"gem5: four N1 cores, 16 MiB children, broadcasts priced for 80 "
-                   f"cores per node through one distributor (assumed costs: the experiment "
+    style.add_note(fig, "gem5: four N1 cores, 16 MiB children, broadcasts priced for 80 "
+                   "cores per node through one distributor (assumed costs: the experiment "
                    "file); " + (f"median of {sample_count} layout samples per bar, whiskers "
                                 "their range" if sample_count > 1 else "one layout sample per "
                                 "bar") + "; published: shape only, no numbers", frame,

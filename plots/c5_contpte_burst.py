@@ -47,6 +47,8 @@ def nodes_label(nodes: int) -> str:
 
 def ratio_text(ratio: tuple[float, float, float, float]) -> str:
     value, low, high, _ = ratio
+    if math.isnan(value):
+        return "—"
     return f"{value:.2f}x" + (f" [{low:.2f}-{high:.2f}]" if high > low else "")
 
 

@@ -16,6 +16,7 @@ import math
 
 from hardening import param_overrides
 from plots import style
+from plots.c5_contpte_burst import nodes_label
 from plots.c5_contpte_numa import BASELINE, VARIANTS
 
 EXPERIMENT = "c5-contpte-dvm-sweep"
@@ -95,7 +96,7 @@ def main(folders: style.Folders) -> None:
             if xs:
                 axis.plot(xs, ys, marker="os"[i], color=style.PALETTE[i + 1],
                           linestyle=("-", "--")[i],
-                          label=f"{nodes} node{'s' if nodes > 1 else ''}")
+                          label=nodes_label(nodes))
         axis.axvline(base[index], color="gray", linewidth=0.5, linestyle=":")
         axis.set_xlabel(label)
         axis.set_title(f"({'abc'[p]})", loc="left")
